@@ -1,0 +1,163 @@
+"""The ``ragsift`` command line: plugins, configs, compression and evaluation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from ragsift.errors import RagsiftError
+
+__all__ = ["main", "build_parser"]
+
+_F = argparse.RawDescriptionHelpFormatter
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from ragsift.registry import get_registry
+
+    table = get_registry().all()
+    stages = [args.stage] if args.stage else list(table)
+    if args.json:
+        out = {
+            stage: [{"name": p.name, "class": p.cls.__qualname__, "source": p.source, "fields": p.fields()} for p in table[stage]]
+            for stage in stages
+        }
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    for stage in stages:
+        print(f"{stage}s:")
+        for info in table[stage]:
+            fields = info.fields()
+            shown = ", ".join(
+                f"{k}" + ("" if v["required"] else f"={v['default']!r}") for k, v in fields.items()
+            )
+            print(f"  {info.name:<22} {info.source}  [{info.cls.__qualname__}]")
+            if shown:
+                print(f"      fields: {shown}")
+        if not table[stage]:
+            print("  (none)")
+    return 0
+
+
+def _cmd_config_validate(args: argparse.Namespace) -> int:
+    from ragsift.config import load_config
+
+    for name in args.files:
+        config = load_config(name)
+        config.validate_all()
+        print(f"{config.source}: OK ({', '.join(config.compressor_specs())})")
+    return 0
+
+
+def _cmd_config_show(args: argparse.Namespace) -> int:
+    from ragsift.config import load_config
+
+    config = load_config(args.name)
+    print(f"# {config.source}")
+    print(json.dumps(config.resolved(), indent=2, default=str))
+    return 0
+
+
+def _cmd_compress(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from ragsift.config import load_config
+    from ragsift.datasets import load_examples
+
+    config = load_config(args.config)
+    compressors = config.build_compressors()
+    if len(compressors) != 1:
+        raise RagsiftError(f"{config.source}: 'compress' needs a config with one compressor; it has {', '.join(compressors)}.")
+    (label, compressor), = compressors.items()
+    source = args.input or (config.dataset or {}).get("path")
+    examples = load_examples(source, format=args.format, limit=args.limit)
+    out = sys.stdout if args.output in (None, "-") else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    empty = total = 0
+    try:
+        compressor.warm_up()
+        for result in tqdm(compressor.compress_many(examples), desc=f"compress [{label}]", unit="ex", disable=args.quiet, file=sys.stderr):
+            record = result.to_record()
+            record["compressor"] = label
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            out.flush()
+            total += 1
+            empty += result.is_empty
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if not args.quiet:
+        print(f"compressed {total} examples with '{label}' ({empty} empty compressions)", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragsift",
+        formatter_class=_F,
+        description="Evidence selection for RAG: split, score, select and assemble retrieved sentences.",
+        epilog="examples:\n  ragsift plugins\n  ragsift config show exit-offline\n"
+        "  ragsift compress --config configs/bm25.toml --output out.jsonl\n"
+        "  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("plugins", help="list every stage's plugins", formatter_class=_F,
+                       description="List the registered plugins of every stage with their source and config fields.",
+                       epilog="examples:\n  ragsift plugins\n  ragsift plugins --stage scorer\n  ragsift plugins --json")
+    p.add_argument("--stage", help="only this stage (splitter, scorer, selector, ...)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser("config", help="validate or show configs", formatter_class=_F,
+                       description="Check config files, or show a config with every default filled in.",
+                       epilog="examples:\n  ragsift config validate configs/exit.toml\n  ragsift config show ecorag-offline")
+    csub = p.add_subparsers(dest="config_command", required=True)
+    v = csub.add_parser("validate", help="check config files (builds every plugin, loads no weights)", formatter_class=_F,
+                        epilog="examples:\n  ragsift config validate configs/*.toml")
+    v.add_argument("files", nargs="+", help="config files or names in configs/")
+    v.set_defaults(func=_cmd_config_validate)
+    s = csub.add_parser("show", help="show a config resolved with defaults", formatter_class=_F,
+                        epilog="examples:\n  ragsift config show exit-offline\n  ragsift config show configs/bm25.toml")
+    s.add_argument("name", help="a config name in configs/ or a path")
+    s.set_defaults(func=_cmd_config_show)
+
+    p = sub.add_parser("compress", help="compress a dataset to JSONL", formatter_class=_F,
+                       description="Compress every example of a dataset and stream one JSON line per example "
+                       "(per-sentence scores and keep decisions, compressed text, stage timings).",
+                       epilog="examples:\n  ragsift compress --config configs/bm25.toml --output bm25.jsonl\n"
+                       "  ragsift compress --config exit-offline --input data.json --format hotpotqa --limit 5 -o out.jsonl")
+    p.add_argument("--config", "-c", required=True, help="config file or name in configs/")
+    p.add_argument("--input", "-i", help="dataset file (default: the config's [dataset] path, else the bundled HotpotQA sample)")
+    p.add_argument("--format", "-f", help="dataset loader name (default: detected from the file)")
+    p.add_argument("--output", "-o", help="output JSONL file (default: stdout)")
+    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_compress)
+
+    try:
+        from ragsift.evaluation.command import add_evaluate_command
+    except ImportError:  # evaluation not built into this installation
+        pass
+    else:
+        add_evaluate_command(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RagsiftError as exc:
+        print(f"ragsift: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""A compressor composed of four stages: splitter -> scorer -> selector -> assembler.
+
+Named compressors (``exit``, ``ecorag``, the baselines) are this composition with default
+stages; a config may override any stage's params, or swap a stage for another plugin by name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import field_validator
+
+from ragsift.compressors.base import Compressor
+from ragsift.config import build_plugin
+from ragsift.errors import ConfigError
+from ragsift.plugin import Params
+from ragsift.types import CompressionResult, Example
+
+__all__ = ["PipelineCompressor", "PipelineParams", "STAGE_ORDER"]
+
+STAGE_ORDER = ("splitter", "scorer", "selector", "assembler")
+
+
+class PipelineParams(Params):
+    """Each stage: a table with an optional ``name`` and that plugin's params."""
+
+    splitter: dict[str, Any] | None = None
+    scorer: dict[str, Any] | None = None
+    selector: dict[str, Any] | None = None
+    assembler: dict[str, Any] | None = None
+
+    @field_validator("splitter", "scorer", "selector", "assembler", mode="before")
+    @classmethod
+    def _table(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, Mapping):
+            raise ValueError("must be a table with an optional 'name' and the plugin's params")
+        return value
+
+
+class PipelineCompressor(Compressor):
+    """splitter -> scorer -> selector -> assembler, each a plugin chosen by name."""
+
+    Params = PipelineParams
+    #: default stage specs of a named compressor: stage -> {"name": ..., **params}
+    default_stages: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self.stage_specs = self._resolve_specs()
+        owner = type(self).__name__
+        self.splitter = build_plugin("splitter", self.stage_specs["splitter"], f"{owner} splitter")
+        self.scorer = build_plugin("scorer", self.stage_specs["scorer"], f"{owner} scorer")
+        self.selector = build_plugin("selector", self.stage_specs["selector"], f"{owner} selector")
+        self.assembler = build_plugin("assembler", self.stage_specs["assembler"], f"{owner} assembler")
+
+    def _resolve_specs(self) -> dict[str, dict[str, Any]]:
+        specs: dict[str, dict[str, Any]] = {}
+        for stage in STAGE_ORDER:
+            default = dict(self.default_stages.get(stage) or {})
+            override = dict(getattr(self.params, stage) or {})
+            if override.get("name") in (None, default.get("name")):
+                spec = {**default, **override}
+            else:
+                spec = override
+            if not spec.get("name"):
+                raise ConfigError(
+                    f"{type(self).__name__}: stage '{stage}' needs a plugin: add [compressor.{stage}] with a 'name'."
+                )
+            specs[stage] = spec
+        return specs
+
+    @property
+    def stages(self) -> dict[str, Any]:
+        return {"splitter": self.splitter, "scorer": self.scorer, "selector": self.selector, "assembler": self.assembler}
+
+    def config(self) -> dict[str, Any]:
+        return {stage: {"name": self.stage_specs[stage]["name"], **plugin.config()} for stage, plugin in self.stages.items()}
+
+    def warm_up(self) -> None:
+        for plugin in self.stages.values():
+            plugin.warm_up()
+
+    def compress(self, example: Example) -> CompressionResult:
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        sentences = self.splitter.split_all(example.documents)
+        timings["split"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        scores = np.asarray(self.scorer.score(example, sentences), dtype=np.float64) if sentences else np.zeros(0)
+        timings["score"] = time.perf_counter() - t
+        if scores.shape != (len(sentences),):
+            raise RuntimeError(f"{type(self.scorer).__name__} returned {scores.shape} scores for {len(sentences)} sentences.")
+
+        t = time.perf_counter()
+        selection = self.selector.select(example, sentences, scores)
+        timings["select"] = time.perf_counter() - t
+        kept = [int(i) for i in selection.kept]
+        if len(set(kept)) != len(kept) or any(not 0 <= i < len(sentences) for i in kept):
+            raise RuntimeError(f"{type(self.selector).__name__} returned invalid indices {kept} for {len(sentences)} sentences.")
+
+        t = time.perf_counter()
+        text = self.assembler.assemble(example.documents, sentences, kept)
+        timings["assemble"] = time.perf_counter() - t
+
+        return CompressionResult(
+            example_id=example.id,
+            sentences=sentences,
+            scores=[float(s) for s in scores],
+            kept=kept,
+            text=text,
+            timings=timings,
+            info=dict(selection.info),
+        )

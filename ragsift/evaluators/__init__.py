@@ -1,0 +1,10 @@
+"""ragsift's built-in evaluators, registered through the same hook as third-party plugins."""
+
+from __future__ import annotations
+
+from ragsift.hookspecs import Register, hookimpl
+
+
+@hookimpl
+def register_evaluators(register: Register) -> None:
+    pass

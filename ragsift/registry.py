@@ -1,0 +1,210 @@
+"""The registry: the only table of plugins.
+
+Plugins are found through pluggy hooks, one per stage (``ragsift.hookspecs``). ragsift's own
+plugin modules (listed in ``BUILTIN_PLUGIN_MODULES``) and third-party modules announced under
+the entry-point group ``ragsift`` go through the same hooks. Nothing is imported until the first
+look-up.
+
+Environment variable ``RAGSIFT_PLUGINS`` restricts which installed third-party plugins load:
+unset loads all of them; an empty value (or ``none``) loads none; a comma-separated list loads
+only the entry points with those names.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from ragsift import hookspecs
+from ragsift.errors import ConfigError, DuplicatePluginError, UnknownPluginError
+
+__all__ = [
+    "STAGES",
+    "BUILTIN_PLUGIN_MODULES",
+    "PluginInfo",
+    "Registry",
+    "get_registry",
+    "reset_registry",
+]
+
+#: stage name -> name of its registration hook
+STAGES: dict[str, str] = {
+    "splitter": "register_splitters",
+    "scorer": "register_scorers",
+    "selector": "register_selectors",
+    "assembler": "register_assemblers",
+    "compressor": "register_compressors",
+    "evaluator": "register_evaluators",
+    "reader": "register_readers",
+    "labeler": "register_labelers",
+    "dataset": "register_datasets",
+    "metric": "register_metrics",
+}
+
+#: ragsift's own plugin modules; each implements one or more registration hooks.
+BUILTIN_PLUGIN_MODULES: tuple[str, ...] = (
+    "ragsift.splitters",
+    "ragsift.scorers",
+    "ragsift.selectors",
+    "ragsift.assemblers",
+    "ragsift.compressors",
+    "ragsift.evaluators",
+    "ragsift.readers",
+    "ragsift.labelers",
+    "ragsift.datasets",
+    "ragsift.metrics",
+)
+
+ENV_VAR = "RAGSIFT_PLUGINS"
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    stage: str
+    name: str
+    cls: type
+    source: str
+
+    def fields(self) -> dict[str, Any]:
+        """Config fields of the plugin: name -> (type, default)."""
+        model = getattr(self.cls, "Params", None)
+        if model is None:
+            return {}
+        out = {}
+        for key, field in model.model_fields.items():
+            annotation = getattr(field.annotation, "__name__", None) or str(field.annotation)
+            default = None if field.is_required() else field.get_default(call_default_factory=True)
+            out[key] = {"type": annotation.replace("typing.", ""), "default": default, "required": field.is_required()}
+        return out
+
+
+class Registry:
+    """Plugins of every stage, loaded once, on first use."""
+
+    def __init__(self, modules: tuple[str, ...] = BUILTIN_PLUGIN_MODULES, *, entry_points: bool | None = None) -> None:
+        self._modules = modules
+        self._entry_points = entry_points
+        self._plugins: dict[str, dict[str, PluginInfo]] | None = None
+        self._extra: list[tuple[object, str]] = []
+        self._lock = threading.Lock()
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+
+    # -- loading ---------------------------------------------------------------------------
+    def add_plugin(self, plugin: object, source: str | None = None) -> None:
+        """Register a plugin object (module or instance) as a third-party package would."""
+        with self._lock:
+            name = source or getattr(plugin, "__name__", None) or repr(plugin)
+            self._extra.append((plugin, name))
+            self._plugins = None
+
+    def _load_entry_points(self) -> None:
+        if self._entry_points is False:
+            return
+        wanted = os.environ.get(ENV_VAR)
+        if self._entry_points is None and wanted is not None:
+            allowed = {w.strip() for w in wanted.split(",") if w.strip()} - {"none"}
+        else:
+            allowed = None
+        for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT):
+            if allowed is not None and ep.name not in allowed:
+                continue
+            if self.pm.get_plugin(ep.name) is not None:
+                continue
+            dist = getattr(ep.dist, "name", None) or ep.value
+            self.pm.register(ep.load(), name=f"{ep.name} ({dist})")
+
+    def _load(self) -> dict[str, dict[str, PluginInfo]]:
+        with self._lock:
+            if self._plugins is not None:
+                return self._plugins
+            for module_name in self._modules:
+                if self.pm.get_plugin(module_name) is None:
+                    self.pm.register(importlib.import_module(module_name), name=module_name)
+            self._load_entry_points()
+            for plugin, name in self._extra:
+                if not self.pm.is_registered(plugin):
+                    self.pm.register(plugin, name=name)
+            self.pm.check_pending()
+            table: dict[str, dict[str, PluginInfo]] = {stage: {} for stage in STAGES}
+            for stage, hook_name in STAGES.items():
+                hook = getattr(self.pm.hook, hook_name)
+                for impl in hook.get_hookimpls():
+                    source = impl.plugin_name
+                    impl.function(register=self._registrar(table[stage], stage, source))
+            self._plugins = table
+            return table
+
+    @staticmethod
+    def _registrar(slot: dict[str, PluginInfo], stage: str, source: str):  # type: ignore[no-untyped-def]
+        def register(name: str, cls: type) -> None:
+            if not isinstance(name, str) or not name:
+                raise ConfigError(f"{source}: a {stage} name must be a non-empty string; got {name!r}.")
+            if not isinstance(cls, type):
+                raise ConfigError(f"{source}: register('{name}', ...) expects a class; got {cls!r}.")
+            if name in slot:
+                other = slot[name]
+                raise DuplicatePluginError(
+                    f"{stage} '{name}' is registered twice: by {other.source} ({other.cls.__qualname__}) "
+                    f"and by {source} ({cls.__qualname__}). Rename one of them."
+                )
+            slot[name] = PluginInfo(stage, name, cls, source)
+
+        return register
+
+    # -- look-ups --------------------------------------------------------------------------
+    def _check_stage(self, stage: str) -> None:
+        if stage not in STAGES:
+            raise UnknownPluginError(f"Unknown stage '{stage}'. Stages: {', '.join(STAGES)}.")
+
+    def names(self, stage: str) -> list[str]:
+        self._check_stage(stage)
+        return sorted(self._load()[stage])
+
+    def info(self, stage: str, name: str) -> PluginInfo:
+        self._check_stage(stage)
+        table = self._load()[stage]
+        if name not in table:
+            available = ", ".join(sorted(table)) or "(none)"
+            raise UnknownPluginError(f"Unknown {stage} '{name}'. Available {stage}s: {available}.")
+        return table[name]
+
+    def get(self, stage: str, name: str) -> type:
+        return self.info(stage, name).cls
+
+    def create(self, stage: str, name: str, params: dict[str, Any] | None = None) -> Any:
+        """Build a plugin from its name and params (validated by the plugin itself)."""
+        cls = self.get(stage, name)
+        instance = cls(**(params or {}))
+        try:
+            instance.registered_name = name
+        except AttributeError:  # a plugin with __slots__ may refuse; the name is then unknown
+            pass
+        return instance
+
+    def all(self) -> dict[str, list[PluginInfo]]:
+        table = self._load()
+        return {stage: [table[stage][n] for n in sorted(table[stage])] for stage in STAGES}
+
+
+_default: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The process-wide registry (built-ins plus installed third-party plugins)."""
+    global _default
+    if _default is None:
+        _default = Registry()
+    return _default
+
+
+def reset_registry() -> None:
+    """Forget the process-wide registry (tests; after installing a plugin)."""
+    global _default
+    _default = None

@@ -1,0 +1,26 @@
+"""The selector stage: scores -> the sentences to keep, in priority order."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragsift.plugin import Plugin
+from ragsift.types import Example, Selection, Sentence
+
+__all__ = ["Selector", "rank_by_score"]
+
+
+def rank_by_score(scores: np.ndarray) -> list[int]:
+    """Indices sorted by descending score; ties keep the original order (stable)."""
+    return [int(i) for i in np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")]
+
+
+class Selector(Plugin):
+    """Chooses which sentences to keep."""
+
+    @abstractmethod
+    def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
+        """Indices of the kept sentences into ``sentences`` (priority order) and info."""

@@ -1,0 +1,46 @@
+"""The splitter stage: a document -> its sentences, each mapped to an exact character span."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Sequence
+
+from ragsift.plugin import Plugin
+from ragsift.types import Document, Sentence
+
+__all__ = ["Splitter", "sentences_from_spans"]
+
+
+def sentences_from_spans(document: Document, doc_index: int, spans: Iterable[tuple[int, int]]) -> list[Sentence]:
+    """Sentences of ``document`` from character spans, trimmed of surrounding whitespace;
+    empty spans are dropped."""
+    text = document.text
+    out: list[Sentence] = []
+    for start, end in spans:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            out.append(Sentence(doc_index, len(out), start, end, text[start:end]))
+    return out
+
+
+class Splitter(Plugin):
+    """Splits documents into sentences."""
+
+    @abstractmethod
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of the sentences of ``text`` (whitespace may be included)."""
+
+    def split(self, document: Document, doc_index: int = 0) -> list[Sentence]:
+        if not document.text.strip():
+            return []
+        return sentences_from_spans(document, doc_index, self.spans(document.text))
+
+    def split_all(self, documents: Sequence[Document]) -> list[Sentence]:
+        """Sentences of all documents, in document order then sentence order."""
+        out: list[Sentence] = []
+        for i, doc in enumerate(documents):
+            out.extend(self.split(doc, i))
+        return out
