@@ -144,18 +144,20 @@ class CompressionResult:
         }
 
 
-def sentence_spans_from_list(sentences: Sequence[str], separator: str = "") -> tuple[str, tuple[tuple[int, int], ...]]:
+def sentence_spans_from_list(sentences: Sequence[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Join a sentence array into a text and return the span of each sentence.
 
-    Spans exclude surrounding whitespace, so ``text[start:end] == sentence.strip()``.
+    Sentences are concatenated as given (HotpotQA sentences carry their own leading space); a
+    single space is inserted only where neither neighbour has whitespace at the joint. Spans
+    exclude surrounding whitespace, so ``text[start:end] == sentence.strip()``.
     """
     parts: list[str] = []
     spans: list[tuple[int, int]] = []
     offset = 0
-    for i, sentence in enumerate(sentences):
-        if i and separator:
-            parts.append(separator)
-            offset += len(separator)
+    for sentence in sentences:
+        if parts and sentence and not sentence[0].isspace() and parts[-1] and not parts[-1][-1].isspace():
+            parts.append(" ")
+            offset += 1
         lead = len(sentence) - len(sentence.lstrip())
         stripped = sentence.strip()
         start = offset + lead
