@@ -33,6 +33,7 @@ __all__ = [
     "cache_dir",
     "load_causal_lm",
     "load_seq2seq_lm",
+    "load_encoder",
     "load_tokenizer",
     "load_sentence_transformer",
     "describe_model",
@@ -243,6 +244,14 @@ def load_seq2seq_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", loa
     from transformers import AutoModelForSeq2SeqLM
 
     return _load_pretrained(AutoModelForSeq2SeqLM, spec, device, dtype, load_in_4bit, adapter)
+
+
+def load_encoder(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tuple[Any, Any]:
+    """(model, tokenizer) of a plain transformers encoder (``AutoModel``: BERT, Contriever, ...),
+    cached per process; the caller pools the token states itself."""
+    from transformers import AutoModel
+
+    return _load_pretrained(AutoModel, spec, device, dtype, False, None)
 
 
 def load_sentence_transformer(spec: str, *, device: str = "auto") -> Any:
