@@ -44,7 +44,7 @@ def format_validation_error(owner: str, error: ValidationError, known: list[str]
     return f"{owner}: " + "; ".join(problems) + "."
 
 
-class Plugin(ABC):
+class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
     """A configurable component of one stage.
 
     Subclasses set ``Params`` to a :class:`Params` model; ``__init__`` validates keyword
@@ -70,7 +70,7 @@ class Plugin(ABC):
         """The params that rebuild this plugin (JSON-compatible)."""
         return self.params.model_dump(mode="json")
 
-    def warm_up(self) -> None:
+    def warm_up(self) -> None:  # noqa: B027 - optional hook, empty by default
         """Load heavy resources. Called on first use; safe to call again."""
 
     def __repr__(self) -> str:

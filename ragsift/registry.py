@@ -182,10 +182,7 @@ class Registry:
         """Build a plugin from its name and params (validated by the plugin itself)."""
         cls = self.get(stage, name)
         instance = cls(**(params or {}))
-        try:
-            instance.registered_name = name
-        except AttributeError:  # a plugin with __slots__ may refuse; the name is then unknown
-            pass
+        instance.registered_name = name
         return instance
 
     def all(self) -> dict[str, list[PluginInfo]]:

@@ -7,4 +7,8 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_assemblers(register: Register) -> None:
-    pass
+    from ragsift.assemblers.original_order import OriginalOrderAssembler
+    from ragsift.assemblers.rank_order import RankOrderAssembler
+
+    register("original-order", OriginalOrderAssembler)
+    register("rank-order", RankOrderAssembler)

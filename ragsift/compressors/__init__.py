@@ -7,4 +7,18 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_compressors(register: Register) -> None:
-    pass
+    from ragsift.compressors.baselines import (
+        BM25Compressor,
+        EmbeddingCompressor,
+        OracleCompressor,
+        RandomCompressor,
+    )
+    from ragsift.compressors.pipeline import PipelineCompressor
+    from ragsift.compressors.uncompressed import NoCompression
+
+    register("pipeline", PipelineCompressor)
+    register("none", NoCompression)
+    register("oracle", OracleCompressor)
+    register("random", RandomCompressor)
+    register("bm25", BM25Compressor)
+    register("embedding", EmbeddingCompressor)

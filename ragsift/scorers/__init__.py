@@ -7,4 +7,11 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_scorers(register: Register) -> None:
+    from ragsift.scorers.bm25 import BM25Scorer
+    from ragsift.scorers.oracle import OracleScorer
+    from ragsift.scorers.random_scores import RandomScorer
+
+    register("bm25", BM25Scorer)
+    register("oracle", OracleScorer)
+    register("random", RandomScorer)
     pass

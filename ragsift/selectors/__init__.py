@@ -7,4 +7,12 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_selectors(register: Register) -> None:
-    pass
+    from ragsift.selectors.keep_all import AllSelector
+    from ragsift.selectors.threshold import ThresholdSelector
+    from ragsift.selectors.token_budget import TokenBudgetSelector
+    from ragsift.selectors.top_k import TopKSelector
+
+    register("threshold", ThresholdSelector)
+    register("top-k", TopKSelector)
+    register("token-budget", TokenBudgetSelector)
+    register("all", AllSelector)

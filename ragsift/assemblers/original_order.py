@@ -1,0 +1,34 @@
+"""EXIT's reassembly: kept sentences in original document and sentence order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragsift.assemblers.base import Assembler
+from ragsift.plugin import Params
+from ragsift.types import Document, Sentence
+
+__all__ = ["OriginalOrderAssembler"]
+
+
+class OriginalOrderParams(Params):
+    #: put each document's title on a line above its sentences
+    title: bool = False
+    sentence_separator: str = " "
+    document_separator: str = "\n\n"
+
+
+class OriginalOrderAssembler(Assembler):
+    """Sentences of one document joined by a space; documents separated by a blank line."""
+
+    Params = OriginalOrderParams
+
+    def assemble(self, documents: Sequence[Document], sentences: Sequence[Sentence], kept: Sequence[int]) -> str:
+        by_doc: dict[int, list[Sentence]] = {}
+        for i in sorted(kept, key=lambda j: (sentences[j].doc_index, sentences[j].index)):
+            by_doc.setdefault(sentences[i].doc_index, []).append(sentences[i])
+        blocks = []
+        for doc_index, doc_sentences in by_doc.items():
+            body = self.params.sentence_separator.join(s.text for s in doc_sentences)
+            blocks.append(f"{documents[doc_index].title}\n{body}" if self.params.title else body)
+        return self.params.document_separator.join(blocks)

@@ -1,0 +1,37 @@
+"""Gold-evidence scores: 1 for evidence sentences, 0 otherwise (an upper bound, not a method)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import Field
+
+from ragsift.errors import ConfigError
+from ragsift.evidence import evidence_mask
+from ragsift.plugin import Params
+from ragsift.scorers.base import Scorer
+from ragsift.types import Example, Sentence
+
+__all__ = ["OracleScorer"]
+
+
+class OracleParams(Params):
+    #: share of a sentence's characters that must lie in gold spans
+    min_overlap: float = Field(0.5, gt=0, le=1)
+
+
+class OracleScorer(Scorer):
+    """Needs examples with gold evidence labels."""
+
+    Params = OracleParams
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        if example.evidence is None:
+            raise ConfigError(
+                f"OracleScorer: example '{example.id}' has no gold evidence labels; the oracle needs a dataset "
+                "with evidence (HotpotQA supporting facts, SQuAD answer sentences)."
+            )
+        return np.asarray(evidence_mask(sentences, example.evidence, self.params.min_overlap), dtype=np.float64)

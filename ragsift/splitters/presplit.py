@@ -1,0 +1,39 @@
+"""Sentences a dataset already provides (HotpotQA's sentence arrays)."""
+
+from __future__ import annotations
+
+from ragsift.config import build_plugin
+from ragsift.errors import ConfigError
+from ragsift.plugin import Params
+from ragsift.splitters.base import Splitter, sentences_from_spans
+from ragsift.types import Document, Sentence
+
+__all__ = ["PresplitSplitter"]
+
+
+class PresplitParams(Params):
+    #: splitter used for documents without sentence boundaries; None -> such a document is an error
+    fallback: str | None = None
+
+
+class PresplitSplitter(Splitter):
+    """Uses ``Document.sentence_spans``."""
+
+    Params = PresplitParams
+
+    def __init__(self, **params: object) -> None:
+        super().__init__(**params)
+        self._fallback = None if self.params.fallback is None else build_plugin("splitter", {"name": self.params.fallback}, "PresplitSplitter fallback")
+
+    def spans(self, text: str) -> list[tuple[int, int]]:  # pragma: no cover - split() is overridden
+        raise ConfigError("PresplitSplitter needs documents, not bare text.")
+
+    def split(self, document: Document, doc_index: int = 0) -> list[Sentence]:
+        if document.sentence_spans is None:
+            if self._fallback is None:
+                raise ConfigError(
+                    f"PresplitSplitter: document '{document.title or document.id}' has no sentence boundaries "
+                    "(its dataset provides no sentence arrays). Set fallback = \"sentencizer\" or use another splitter."
+                )
+            return self._fallback.split(document, doc_index)
+        return sentences_from_spans(document, doc_index, document.sentence_spans)
