@@ -1,0 +1,58 @@
+"""What every built-in loader shares: the optional ``path`` param and format sniffing helpers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ragsift.datasets.base import DatasetLoader
+from ragsift.errors import ConfigError, DataFormatError
+from ragsift.plugin import Params
+from ragsift.types import Example
+
+__all__ = ["LoaderParams", "FileLoader", "head_has_keys", "head_starts_with"]
+
+
+class LoaderParams(Params):
+    """``path``: the file read when ``load()`` is called without one (a config's ``[dataset]``
+    table may name it)."""
+
+    path: str | None = None
+
+
+class FileLoader(DatasetLoader):
+    """A loader of one file format; subclasses implement :meth:`read`."""
+
+    Params = LoaderParams
+    #: a human name of the format, used in error messages
+    format_name: str = "dataset"
+
+    def load(self, path: str | Path | None = None) -> Iterator[Example]:
+        """Examples of ``path`` (or of the ``path`` param), in file order."""
+        chosen = path if path is not None else self.params.path
+        if chosen is None:
+            raise ConfigError(f"{type(self).__name__}: no file to read: pass a path to load() or set the 'path' param.")
+        resolved = Path(chosen)
+        if not resolved.is_file():
+            raise DataFormatError(resolved, None, f"no such file; expected a {self.format_name} file.")
+        return self.read(resolved)
+
+    def read(self, path: Path) -> Iterator[Example]:  # pragma: no cover - abstract in practice
+        raise NotImplementedError
+
+
+def _key_pattern(key: str) -> re.Pattern[str]:
+    return re.compile(r'"' + re.escape(key) + r'"\s*:')
+
+
+def head_has_keys(head: str, *keys: str) -> bool:
+    """Whether every ``"key":`` occurs in ``head`` (exact key names: ``"ctxs"`` does not match
+    ``"positive_ctxs"``)."""
+    return all(_key_pattern(k).search(head) for k in keys)
+
+
+def head_starts_with(head: str, chars: str) -> bool:
+    """Whether the first non-blank character of ``head`` is one of ``chars``."""
+    stripped = head.lstrip("\ufeff \t\r\n")
+    return bool(stripped) and stripped[0] in chars
