@@ -7,7 +7,7 @@ packages, which announce their module under the entry-point group ``ragsift``.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pluggy
 

@@ -52,6 +52,11 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
     """
 
     Params: ClassVar[type[Params]] = Params
+    #: True when the plugin loads model weights on first use (conformance checks then skip the
+    #: parts that need them)
+    needs_model: ClassVar[bool] = False
+    #: params the conformance checks build the plugin with when it has required params
+    conformance_params: ClassVar[dict[str, Any]] = {}
     #: the name under which the registry created this instance (set by the registry)
     registered_name: str | None = None
 

@@ -46,6 +46,12 @@ class PipelineCompressor(Compressor):
     Params = PipelineParams
     #: default stage specs of a named compressor: stage -> {"name": ..., **params}
     default_stages: ClassVar[dict[str, dict[str, Any]]] = {}
+    conformance_params = {
+        "splitter": {"name": "regex"},
+        "scorer": {"name": "bm25"},
+        "selector": {"name": "all"},
+        "assembler": {"name": "original-order"},
+    }
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

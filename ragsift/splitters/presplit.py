@@ -29,6 +29,8 @@ class PresplitSplitter(Splitter):
         raise ConfigError("PresplitSplitter needs documents, not bare text.")
 
     def split(self, document: Document, doc_index: int = 0) -> list[Sentence]:
+        if not document.text.strip():
+            return []
         if document.sentence_spans is None:
             if self._fallback is None:
                 raise ConfigError(

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from ragsift.registry import get_registry
+from ragsift.testing import sample_example
+from ragsift.testing import _sentences as dataset_sentences
+
+EX = sample_example()
+SENTS = dataset_sentences(EX)  # 0-2 Marie Curie, 3-4 Warsaw, 5-7 Eiffel Tower
+
+
+def assemble(name, kept, **params):
+    return get_registry().create("assembler", name, params).assemble(EX.documents, SENTS, kept)
+
+
+def test_original_order_joins_sentences_by_space_and_documents_by_blank_line():
+    assert assemble("original-order", [7, 3, 1, 0]) == (
+        "Marie Curie was a physicist and chemist. She was born in Warsaw in 1867.\n\n"
+        "Warsaw is the capital of Poland.\n\nIt is 330 metres tall."
+    )
+
+
+def test_original_order_with_title_line():
+    assert assemble("original-order", [3, 1], title=True) == (
+        "Marie Curie\nShe was born in Warsaw in 1867.\n\nWarsaw\nWarsaw is the capital of Poland."
+    )
+
+
+def test_rank_order_with_title_prefix():
+    assert assemble("rank-order", [3, 1]) == "Warsaw: Warsaw is the capital of Poland.\nMarie Curie: She was born in Warsaw in 1867."
+
+
+def test_rank_order_options():
+    assert assemble("rank-order", [3, 1], title_prefix=False) == "Warsaw is the capital of Poland.\nShe was born in Warsaw in 1867."
+    assert assemble("rank-order", [3, 1], order="original") == (
+        "Marie Curie: She was born in Warsaw in 1867.\nWarsaw: Warsaw is the capital of Poland."
+    )
+
+
+def test_nothing_kept_is_empty_text():
+    assert assemble("original-order", []) == "" and assemble("rank-order", []) == ""
