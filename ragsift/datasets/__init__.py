@@ -10,6 +10,16 @@ __all__ = ["bundled_sample_path", "detect_format", "load_examples", "register_da
 
 @hookimpl
 def register_datasets(register: Register) -> None:
+    from ragsift.datasets.dpr import DPRLoader
+    from ragsift.datasets.flashrag import FlashRAGLoader
     from ragsift.datasets.hotpotqa import HotpotQALoader
+    from ragsift.datasets.ircot import IRCoTLoader
+    from ragsift.datasets.retrieval import RetrievalLoader
+    from ragsift.datasets.squad2 import SQuAD2Loader
 
     register("hotpotqa", HotpotQALoader)
+    register("ircot", IRCoTLoader)
+    register("squad2", SQuAD2Loader)
+    register("dpr", DPRLoader)
+    register("retrieval", RetrievalLoader)
+    register("flashrag", FlashRAGLoader)

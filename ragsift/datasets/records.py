@@ -28,6 +28,7 @@ __all__ = [
     "iter_jsonl",
     "iter_json_array",
     "iter_json_or_jsonl",
+    "iter_member_array",
     "iter_array_items",
     "find_member",
     "check_trailing",
@@ -245,6 +246,35 @@ def check_trailing(path: Path, text: str, pos: int) -> None:
     if pos < len(text):
         line, col = _line_col(text, pos)
         raise DataFormatError(path, f"line {line}, column {col}", "invalid JSON: extra data after the top-level value.")
+
+
+def iter_member_array(path: Path, key: str, what: str, container: str) -> Iterator[Record]:
+    """Records of the array under ``key`` of the JSON object a file holds (SQuAD's ``data``).
+    ``container`` names the expected top-level object in errors; an empty file has no records."""
+    text = read_text(path)
+    pos = _skip_ws(text, 1 if text.startswith("\ufeff") else 0)
+    if pos >= len(text):
+        return
+    if text[pos] != "{":
+        line, col = _line_col(text, pos)
+        raise DataFormatError(path, f"line {line}, column {col}", f"expected {container} (a JSON object); got {text[pos]!r}.")
+    try:
+        _, stop = _DECODER.raw_decode(text, pos)  # validates the whole document once
+    except json.JSONDecodeError as exc:
+        raise _invalid(path, exc) from None
+    check_trailing(path, text, stop)
+    start = find_member(text, pos, key)
+    if start is None:
+        line, col = _line_col(text, pos)
+        raise DataFormatError(path, f"line {line}, column {col}", f"expected {container} with a '{key}' array; '{key}' is missing.")
+    if text[start] != "[":
+        line, col = _line_col(text, start)
+        raise DataFormatError(path, f"line {line}, column {col}", f"'{key}' must be an array of {what}; got {text[start]!r}.")
+    last_pos = last_line = 0
+    for index, (item_pos, value) in enumerate(iter_array_items(path, text, start)):
+        last_line += text.count("\n", last_pos, item_pos)
+        last_pos = item_pos
+        yield Record(value, path, index, last_line + 1, text, item_pos)
 
 
 def iter_json_or_jsonl(path: Path, what: str) -> Iterator[Record]:

@@ -1,0 +1,112 @@
+"""DPR's retriever JSON: questions with positive, negative and hard-negative passages."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, StrictStr
+
+from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys
+from ragsift.datasets.records import Record, RecordModel, iter_json_or_jsonl, parse_record
+from ragsift.types import Document, Example
+
+__all__ = ["DPRLoader", "DPRRecord", "DPRPassage"]
+
+
+class DPRPassage(RecordModel):
+    title: StrictStr = ""
+    text: StrictStr
+    score: float | None = None
+    passage_id: StrictStr | int | None = None
+    id: StrictStr | int | None = None
+
+
+class DPRRecord(RecordModel):
+    """One question of DPR's ``biencoder-*.json`` retriever files."""
+
+    question: StrictStr
+    answers: list[StrictStr] = []
+    positive_ctxs: list[DPRPassage] = []
+    negative_ctxs: list[DPRPassage] = []
+    hard_negative_ctxs: list[DPRPassage] = []
+    id: StrictStr | int | None = None
+    dataset: StrictStr | None = None
+
+
+class DPRParams(LoaderParams):
+    """How many passages of each kind make an example's documents (None: all of them)."""
+
+    positives: int | None = Field(default=1, ge=0)
+    hard_negatives: int | None = Field(default=5, ge=0)
+    negatives: int | None = Field(default=4, ge=0)
+    shuffle: bool = False
+    seed: int = 0
+
+
+def _document(passage: DPRPassage, kind: str) -> Document:
+    pid = passage.passage_id if passage.passage_id is not None else passage.id
+    return Document(
+        title=passage.title,
+        text=passage.text,
+        id=str(pid) if pid is not None else passage.title,
+        score=passage.score,
+        metadata={"kind": kind},
+    )
+
+
+class DPRLoader(FileLoader):
+    """Loads DPR retriever JSON (a JSON array; JSONL of the same records also works).
+
+    Documents are the first ``positives`` positive passages, then ``hard_negatives`` hard
+    negatives, then ``negatives`` negatives (``shuffle`` mixes them, deterministically per
+    question). ``metadata["positive_docs"]`` lists the positive documents' indices; the labels
+    are passage-level, so ``evidence`` is ``None``.
+    """
+
+    Params = DPRParams
+    format_name = "DPR retriever JSON"
+
+    @classmethod
+    def sniff(cls, path: Path, head: str) -> bool:
+        return head_has_keys(head, "question", "positive_ctxs")
+
+    def read(self, path: Path) -> Iterator[Example]:
+        for record in iter_json_or_jsonl(path, "DPR questions"):
+            yield self.to_example(record)
+
+    def to_example(self, record: Record) -> Example:
+        """One DPR record -> an :class:`Example`."""
+        raw = parse_record(DPRRecord, record, "DPR question")
+        p = self.params
+        picked: list[tuple[DPRPassage, str]] = []
+        for passages, count, kind in (
+            (raw.positive_ctxs, p.positives, "positive"),
+            (raw.hard_negative_ctxs, p.hard_negatives, "hard_negative"),
+            (raw.negative_ctxs, p.negatives, "negative"),
+        ):
+            picked.extend((passage, kind) for passage in passages[:count])
+        if p.shuffle:
+            random.Random(f"{p.seed}:{record.index}").shuffle(picked)
+        documents = tuple(_document(passage, kind) for passage, kind in picked)
+        example_id = str(raw.id) if raw.id is not None else str(record.index)
+        metadata: dict[str, Any] = {
+            "positive_docs": [i for i, (_, kind) in enumerate(picked) if kind == "positive"],
+            "available": {
+                "positive": len(raw.positive_ctxs),
+                "hard_negative": len(raw.hard_negative_ctxs),
+                "negative": len(raw.negative_ctxs),
+            },
+        }
+        if raw.dataset is not None:
+            metadata["dataset"] = raw.dataset
+        return Example(
+            id=example_id,
+            question=raw.question,
+            answers=tuple(raw.answers),
+            documents=documents,
+            evidence=None,
+            metadata=metadata,
+        )
