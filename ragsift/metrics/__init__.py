@@ -7,4 +7,18 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_metrics(register: Register) -> None:
-    pass
+    from ragsift.metrics.answer import AccuracyMetric, ExactMatchMetric, TokenF1Metric
+    from ragsift.metrics.compression import (
+        AnswerRetentionMetric,
+        EmptyCompressionMetric,
+        TokenCountMetric,
+    )
+    from ragsift.metrics.evidence import EvidenceMetric
+
+    register("exact-match", ExactMatchMetric)
+    register("f1", TokenF1Metric)
+    register("accuracy", AccuracyMetric)
+    register("evidence", EvidenceMetric)
+    register("answer-retention", AnswerRetentionMetric)
+    register("tokens", TokenCountMetric)
+    register("empty", EmptyCompressionMetric)
