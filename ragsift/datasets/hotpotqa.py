@@ -62,11 +62,11 @@ class HotpotQALoader(FileLoader):
         dropped: list[tuple[str, int]] = []
         for title, sent_id in raw.supporting_facts:
             doc_index = by_title.get(title)
-            spans = documents[doc_index].sentence_spans if doc_index is not None else None
-            if doc_index is None or spans is None or not 0 <= sent_id < len(spans):
+            doc_spans = documents[doc_index].sentence_spans if doc_index is not None else None
+            if doc_index is None or doc_spans is None or not 0 <= sent_id < len(doc_spans):
                 dropped.append((title, sent_id))
                 continue
-            span = EvidenceSpan(doc_index, *spans[sent_id])
+            span = EvidenceSpan(doc_index, *doc_spans[sent_id])
             if span not in evidence:
                 evidence.append(span)
         metadata = {

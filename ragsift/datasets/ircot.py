@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import StrictBool, StrictStr
 
@@ -72,7 +73,7 @@ class IRCoTLoader(FileLoader):
         supporting = []
         for i, ctx in enumerate(raw.contexts):
             text, spans = split_ircot_paragraph(ctx.paragraph_text)
-            meta = {"is_supporting": ctx.is_supporting}
+            meta: dict[str, Any] = {"is_supporting": ctx.is_supporting}
             if ctx.id is not None:
                 meta["context_id"] = str(ctx.id)
             documents.append(Document(title=ctx.title, text=text, id=ctx.title, sentence_spans=spans, metadata=meta))

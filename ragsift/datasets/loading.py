@@ -38,7 +38,8 @@ def detect_format(path: str | Path) -> str:
     registry = get_registry()
     names = registry.names("dataset")
     for name in names:
-        if registry.get("dataset", name).sniff(path, head):
+        loader_cls: Any = registry.get("dataset", name)
+        if loader_cls.sniff(path, head):
             return name
     raise DataFormatError(
         path,

@@ -149,12 +149,12 @@ class SQuAD2Loader(FileLoader):
             own = documents[p_index]
             for qa in paragraph.qas:
                 chosen = [own] + [documents[i] for i in self._distractors(len(documents), p_index, qa.id)]
-                yield self._example(qa, chosen, title, p_index)
+                yield self._example(qa, chosen, article.title, p_index)
 
     @staticmethod
-    def _example(qa: SQuADQuestion, documents: list[Document], title: str, p_index: int) -> Example:
+    def _example(qa: SQuADQuestion, documents: list[Document], article: str, p_index: int) -> Example:
         own = documents[0]
-        metadata: dict[str, Any] = {"article": title, "paragraph": p_index, "is_impossible": qa.is_impossible}
+        metadata: dict[str, Any] = {"article": article, "paragraph": p_index, "is_impossible": qa.is_impossible}
         if qa.plausible_answers:
             metadata["plausible_answers"] = list(dict.fromkeys(a.text for a in qa.plausible_answers))
         answers: list[str] = []
