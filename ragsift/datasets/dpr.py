@@ -71,7 +71,10 @@ class DPRLoader(FileLoader):
 
     @classmethod
     def sniff(cls, path: Path, head: str) -> bool:
-        return head_has_keys(head, "question", "positive_ctxs")
+        # a record's passage lists can be long: any one of them (with a question) is enough
+        return head_has_keys(head, "question") and any(
+            head_has_keys(head, key) for key in ("positive_ctxs", "hard_negative_ctxs", "negative_ctxs")
+        )
 
     def read(self, path: Path) -> Iterator[Example]:
         for record in iter_json_or_jsonl(path, "DPR questions"):

@@ -41,7 +41,11 @@ class HotpotQALoader(FileLoader):
 
     @classmethod
     def sniff(cls, path: Path, head: str) -> bool:
-        return head_starts_with(head, "[") and head_has_keys(head, "_id", "context")
+        return (
+            head_starts_with(head, "[")
+            and head_has_keys(head, "_id", "context")
+            and not head_has_keys(head, "golden_answers")  # a saved FlashRAG run of HotpotQA
+        )
 
     def read(self, path: Path) -> Iterator[Example]:
         for record in iter_json_array(path, "HotpotQA questions"):

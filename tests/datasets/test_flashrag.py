@@ -43,3 +43,20 @@ def test_split_contents() -> None:
     assert split_contents("\nno title") == ("", "no title")
     assert split_contents("just text") == ("", "just text")
     assert split_contents('"Q"\nx', strip_quotes=False) == ('"Q"', "x")
+
+
+def test_saved_run_as_json_array_is_detected(tmp_path: Path) -> None:
+    """FlashRAG's Dataset.save writes a JSON array; HotpotQA keys inside metadata must not
+    make it look like the official HotpotQA format."""
+    from ragsift.datasets import detect_format, load_examples
+
+    item = {
+        "id": "q", "question": "Q?", "golden_answers": ["a"],
+        "metadata": {"_id": "q", "context": [["T", ["s."]]]},
+        "output": {"retrieval_result": [{"id": "1", "contents": "T\ns."}]},
+    }
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps([item], indent=4), encoding="utf-8")
+    assert detect_format(path) == "flashrag"
+    (ex,) = load_examples(path)
+    assert ex.documents[0].title == "T" and ex.metadata["flashrag"]["_id"] == "q"
