@@ -92,6 +92,22 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_label(args: argparse.Namespace) -> int:
+    from ragsift.config import build_plugin
+    from ragsift.datasets import load_examples
+
+    params = json.loads(args.params) if args.params else {}
+    labeler = build_plugin("labeler", {"name": args.labeler, **params}, "--labeler")
+    examples = load_examples(args.input, format=args.format, limit=args.limit)
+    count = 0
+    with open(args.output, "w", encoding="utf-8") as out:
+        for record in labeler.label(examples):
+            out.write(json.dumps(record.to_record(), ensure_ascii=False) + "\n")
+            count += 1
+    print(f"wrote {count} records to {args.output}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ragsift",
@@ -135,6 +151,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N examples")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_compress)
+
+    p = sub.add_parser("label", help="make training data for a scorer", formatter_class=_F,
+                       description="Write labelled training records (JSONL) made by a labeler from a dataset with gold evidence. "
+                       "Never label the evaluation sample.",
+                       epilog="examples:\n  ragsift label --labeler exit-pairs --input train.json --output exit-train.jsonl\n"
+                       "  ragsift label -l exit-pairs -i train.json -o pairs.jsonl --params '{\"seed\": 1}'")
+    p.add_argument("--labeler", "-l", required=True, help="labeler name (see: ragsift plugins --stage labeler)")
+    p.add_argument("--input", "-i", required=True, help="dataset file with gold evidence")
+    p.add_argument("--format", "-f", help="dataset loader name (default: detected)")
+    p.add_argument("--output", "-o", required=True, help="output JSONL file")
+    p.add_argument("--params", help="the labeler's params as a JSON object")
+    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.set_defaults(func=_cmd_label)
 
     try:
         from ragsift.evaluation.command import add_evaluate_command

@@ -7,4 +7,6 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_labelers(register: Register) -> None:
-    pass
+    from ragsift.labelers.exit_pairs import ExitPairsLabeler
+
+    register("exit-pairs", ExitPairsLabeler)

@@ -1,0 +1,36 @@
+"""The labeler stage: examples -> labelled training records for a scorer."""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ragsift.plugin import Plugin
+from ragsift.types import Example
+
+__all__ = ["Labeler", "SentenceLabel"]
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceLabel:
+    """One training record: is ``sentence`` useful for ``query``, given its own document ``context``?"""
+
+    example_id: str
+    query: str
+    context: str
+    sentence: str
+    label: bool
+    kind: str
+
+    def to_record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Labeler(Plugin):
+    """Makes training data from examples with gold evidence."""
+
+    @abstractmethod
+    def label(self, examples: Iterable[Example]) -> Iterator[SentenceLabel]:
+        """Labelled records, deterministic for a given seed and input order."""

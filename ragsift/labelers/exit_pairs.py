@@ -1,0 +1,73 @@
+"""EXIT's training data (Hwang et al., 2024): sentence-level supporting facts as positives.
+
+For every gold evidence sentence of an example (HotpotQA supporting facts, on the dataset's own
+sentences): two positive records per ``hard_negatives`` + ``random_negatives`` negatives, by
+default the paper's 2:1:1 ratio of positive : hard negative : random negative, where
+
+- a positive is a supporting-fact sentence with its own document as context;
+- a hard negative is another (non-evidence) sentence of a supporting document;
+- a random negative is a sentence paired with the query of a *different* example.
+
+The paper does not say how the 2:1:1 ratio is reached; here each example contributes all its
+positives and draws ``ceil(positives / 2)`` negatives of each kind (documented assumption).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from collections.abc import Iterable, Iterator
+
+from ragsift.errors import ConfigError
+from ragsift.evidence import evidence_mask
+from ragsift.labelers.base import Labeler, SentenceLabel
+from ragsift.plugin import Params
+from ragsift.splitters.presplit import PresplitSplitter
+from ragsift.types import Example, Sentence
+
+__all__ = ["ExitPairsLabeler"]
+
+
+class ExitPairsParams(Params):
+    seed: int = 0
+    #: negatives of each kind per two positives (2:1:1 in the paper)
+    negatives_per_two_positives: int = 1
+
+
+def _context(example: Example, sentence: Sentence) -> str:
+    doc = example.documents[sentence.doc_index]
+    return f"{doc.title}\n{doc.text}"
+
+
+class ExitPairsLabeler(Labeler):
+    """Positive / hard-negative / random-negative records for the EXIT classifier."""
+
+    Params = ExitPairsParams
+
+    def label(self, examples: Iterable[Example]) -> Iterator[SentenceLabel]:
+        pool = list(examples)
+        splitter = PresplitSplitter(fallback="sentencizer")
+        for position, example in enumerate(pool):
+            if example.evidence is None:
+                raise ConfigError(f"ExitPairsLabeler: example '{example.id}' has no gold evidence; EXIT labels need supporting facts.")
+            rng = random.Random(zlib.crc32(f"{self.params.seed}:{example.id}".encode()))
+            sentences = splitter.split_all(example.documents)
+            gold = evidence_mask(sentences, example.evidence)
+            positives = [s for s, g in zip(sentences, gold, strict=True) if g]
+            if not positives:
+                continue
+            gold_docs = {s.doc_index for s in positives}
+            hard = [s for s, g in zip(sentences, gold, strict=True) if not g and s.doc_index in gold_docs]
+            wanted = math.ceil(len(positives) / 2) * self.params.negatives_per_two_positives
+            for s in positives:
+                yield SentenceLabel(example.id, example.question, _context(example, s), s.text, True, "positive")
+            for s in rng.sample(hard, min(wanted, len(hard))):
+                yield SentenceLabel(example.id, example.question, _context(example, s), s.text, False, "hard_negative")
+            others = [e for i, e in enumerate(pool) if i != position and e.question != example.question]
+            for _ in range(wanted if others else 0):
+                other = rng.choice(others)
+                other_sentences = splitter.split_all(other.documents)
+                if other_sentences:
+                    s = rng.choice(other_sentences)
+                    yield SentenceLabel(example.id, example.question, _context(other, s), s.text, False, "random_negative")
