@@ -118,3 +118,19 @@ def test_sniff(data_dir: Path) -> None:
     assert HotpotQALoader.sniff(data_dir / "hotpotqa-train-sf100.json", head)
     other = (data_dir / "hotpotqa-dev-ircot40.jsonl").read_text(encoding="utf-8")[:65536]
     assert not HotpotQALoader.sniff(data_dir / "hotpotqa-dev-ircot40.jsonl", other)
+
+
+def test_presplit_splitter_reproduces_sentences_and_evidence(data_dir: Path) -> None:
+    """With the ``presplit`` splitter each supporting fact is exactly one sentence."""
+    splitter = get_registry().create("splitter", "presplit")
+    raw = json.loads((data_dir / "hotpotqa-train-sf100.json").read_text(encoding="utf-8"))
+    examples = _load(data_dir / "hotpotqa-train-sf100.json")
+    total = 0
+    for ex, rec in zip(examples, raw, strict=True):
+        sentences = splitter.split_all(ex.documents)
+        expected = [s.strip() for _, sents in rec["context"] for s in sents if s.strip()]
+        assert [s.text for s in sentences] == expected
+        spans = {(s.doc_index, s.start, s.end) for s in sentences}
+        assert all((e.doc_index, e.start, e.end) in spans for e in ex.evidence)
+        total += len(sentences)
+    assert total == 4137  # 4,139 sentence strings, two of them empty
