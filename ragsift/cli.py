@@ -55,9 +55,23 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
     from ragsift.config import load_config
 
     config = load_config(args.name)
-    print(f"# {config.source}")
-    print(json.dumps(config.resolved(), indent=2, default=str))
+    resolved = config.resolved()
+    if args.json:
+        print(json.dumps(resolved, indent=2, default=str))
+        return 0
+    import tomli_w
+
+    print(f"# {config.source}, every default filled in (keys whose value is None are omitted)")
+    print(tomli_w.dumps(_drop_none(resolved)), end="")
     return 0
+
+
+def _drop_none(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
 
 
 def _cmd_compress(args: argparse.Namespace) -> int:
@@ -137,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = csub.add_parser("show", help="show a config resolved with defaults", formatter_class=_F,
                         epilog="examples:\n  ragsift config show exit-offline\n  ragsift config show configs/bm25.toml")
     s.add_argument("name", help="a config name in configs/ or a path")
+    s.add_argument("--json", action="store_true", help="JSON instead of TOML")
     s.set_defaults(func=_cmd_config_show)
 
     p = sub.add_parser("compress", help="compress a dataset to JSONL", formatter_class=_F,

@@ -34,9 +34,23 @@ def test_plugins_json_for_one_stage(capsys):
 def test_config_validate_and_show(capsys):
     code, out, _ = run(capsys, "config", "validate", "configs/bm25.toml", "oracle")
     assert code == 0 and out.count(": OK") == 2
-    code, out, _ = run(capsys, "config", "show", "bm25")
-    resolved = json.loads(out.split("\n", 1)[1])
+    code, out, _ = run(capsys, "config", "show", "bm25", "--json")
+    resolved = json.loads(out)
     assert resolved["compressors"]["bm25"]["scorer"] == {"name": "bm25", "k1": 1.5, "b": 0.75, "epsilon": 0.25}
+
+
+def test_config_show_toml_is_a_reusable_config(capsys, tmp_path):
+    import tomllib
+
+    from ragsift.config import load_config
+
+    code, out, _ = run(capsys, "config", "show", "bm25")
+    data = tomllib.loads(out)
+    assert code == 0 and data["compressors"]["bm25"]["selector"] == {"name": "top-k", "k": 5, "per_document": False}
+    again = tmp_path / "again.toml"
+    again.write_text(out)
+    (comp,) = load_config(again).build_compressors().values()
+    assert comp.config()["scorer"] == {"name": "bm25", "k1": 1.5, "b": 0.75, "epsilon": 0.25}
 
 
 def test_config_validate_reports_bad_params(capsys, tmp_path):
