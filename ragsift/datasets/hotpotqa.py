@@ -70,6 +70,9 @@ class HotpotQALoader(FileLoader):
             if doc_index is None or doc_spans is None or not 0 <= sent_id < len(doc_spans):
                 dropped.append((title, sent_id))
                 continue
+            if doc_spans[sent_id][0] == doc_spans[sent_id][1]:  # an empty sentence: nothing to select
+                dropped.append((title, sent_id))
+                continue
             span = EvidenceSpan(doc_index, *doc_spans[sent_id])
             if span not in evidence:
                 evidence.append(span)

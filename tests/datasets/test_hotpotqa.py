@@ -85,14 +85,14 @@ def test_missing_supporting_sentence_is_dropped_and_counted(tmp_path: Path) -> N
         "answer": "Ann",
         "type": "bridge",
         "level": "easy",
-        "supporting_facts": [["A", 0], ["A", 5], ["Missing title", 0], ["B", 1]],
-        "context": [["A", ["Ann was here.", " She left."]], ["B", ["Bob too.", " Then Ann came."]]],
+        "supporting_facts": [["A", 0], ["A", 5], ["Missing title", 0], ["B", 1], ["B", 2]],
+        "context": [["A", ["Ann was here.", " She left."]], ["B", ["Bob too.", " Then Ann came.", " "]]],
     }
     path = tmp_path / "h.json"
     path.write_text(json.dumps([record]), encoding="utf-8")
     (ex,) = _load(path)
-    assert ex.metadata["dropped_supporting_facts"] == 2
-    assert ex.metadata["dropped"] == [["A", 5], ["Missing title", 0]]
+    assert ex.metadata["dropped_supporting_facts"] == 3
+    assert ex.metadata["dropped"] == [["A", 5], ["Missing title", 0], ["B", 2]]
     assert [ex.documents[s.doc_index].text[s.start : s.end] for s in ex.evidence] == ["Ann was here.", "Then Ann came."]
     assert ex.documents[0].text == "Ann was here. She left."
 
