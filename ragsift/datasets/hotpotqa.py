@@ -32,7 +32,8 @@ class HotpotQALoader(FileLoader):
     Each context paragraph becomes a :class:`Document` whose text is its sentence array joined
     by :func:`sentence_spans_from_list`, with ``sentence_spans`` kept so the ``presplit``
     splitter reproduces HotpotQA's sentences exactly. Gold evidence is the span of each
-    supporting-fact sentence. A supporting fact naming a missing title or sentence is dropped and
+    supporting-fact sentence. A supporting fact naming a missing title or sentence (or an empty
+    sentence) is dropped and
     counted in ``metadata["dropped_supporting_facts"]``. Test files without answers or supporting
     facts load with ``answers=()`` and ``evidence=None``.
     """
