@@ -33,9 +33,8 @@ class HotpotQALoader(FileLoader):
     by :func:`sentence_spans_from_list`, with ``sentence_spans`` kept so the ``presplit``
     splitter reproduces HotpotQA's sentences exactly. Gold evidence is the span of each
     supporting-fact sentence. A supporting fact naming a missing title or sentence (or an empty
-    sentence) is dropped and
-    counted in ``metadata["dropped_supporting_facts"]``. Test files without answers or supporting
-    facts load with ``answers=()`` and ``evidence=None``.
+    sentence) is dropped and counted in ``metadata["dropped_supporting_facts"]``. Test files
+    without answers or supporting facts load with ``answers=()`` and ``evidence=None``.
     """
 
     format_name = "HotpotQA JSON"
