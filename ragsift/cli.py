@@ -78,15 +78,13 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ragsift.config import load_config
-    from ragsift.datasets import load_examples
 
     config = load_config(args.config)
     compressors = config.build_compressors()
     if len(compressors) != 1:
         raise RagsiftError(f"{config.source}: 'compress' needs a config with one compressor; it has {', '.join(compressors)}.")
     (label, compressor), = compressors.items()
-    source = args.input or (config.dataset or {}).get("path")
-    examples = load_examples(source, format=args.format, limit=args.limit)
+    examples = config.load_examples(args.input, format=args.format, limit=args.limit)
     out = sys.stdout if args.output in (None, "-") else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
     empty = total = 0
     try:

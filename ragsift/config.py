@@ -95,6 +95,19 @@ class RunConfig(BaseModel):
     def build_dataset(self) -> Any | None:
         return None if self.dataset is None else build_plugin("dataset", self.dataset, f"{self.source} [dataset]")
 
+    def load_examples(self, source: str | Path | None = None, format: str | None = None, limit: int | None = None) -> Any:
+        """Examples of ``source`` (default: the ``[dataset]`` path, else the bundled sample),
+        read by ``format`` (default: the ``[dataset]`` name, else detected) with the
+        ``[dataset]`` table's other params."""
+        from ragsift.datasets import load_examples
+
+        spec = dict(self.dataset or {})
+        name = spec.pop("name", None)
+        path = spec.pop("path", None)
+        if source is not None and format is None and path is not None and Path(source) != Path(path):
+            name, spec = None, {}  # another file than the config's: detect its format
+        return load_examples(source if source is not None else path, format=format or name, limit=limit, params=spec)
+
     def validate_all(self) -> None:
         """Build every plugin the config names (no weights load), raising the first problem."""
         self.build_compressors()

@@ -84,3 +84,21 @@ def test_generic_pipeline_needs_every_stage(tmp_path):
 def test_find_config_unknown_name_lists_configs():
     with pytest.raises(ConfigError, match=r"No config 'nope'.*bm25"):
         find_config("nope")
+
+
+def test_dataset_table_names_loader_path_and_params(tmp_path, data_dir):
+    path = write(
+        tmp_path,
+        f'[dataset]\nname = "squad2"\npath = "{data_dir / "squad-v2-dev-small.json"}"\nmax_distractors = 2\n'
+        '[compressor]\nname = "bm25"\n',
+    )
+    examples = list(load_config(path).load_examples(limit=3))
+    assert len(examples) == 3 and all(len(e.documents) == 3 for e in examples)
+    # another file given on the command line: its format is detected, the table's params don't apply
+    other = list(load_config(path).load_examples(data_dir / "hotpotqa-train-sf100.json", limit=2))
+    assert len(other) == 2 and len(other[0].documents) == 10
+
+
+def test_dataset_defaults_to_bundled_sample(tmp_path):
+    examples = list(load_config(write(tmp_path, '[compressor]\nname = "bm25"\n')).load_examples(limit=2))
+    assert len(examples) == 2 and examples[0].evidence
