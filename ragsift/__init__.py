@@ -17,6 +17,8 @@ __all__ = [
     "get_registry",
     "load_config",
     "build_plugin",
+    "load_compressor",
+    "make_example",
 ]
 
 
@@ -29,4 +31,8 @@ def __getattr__(name: str):  # lazy: importing ragsift loads no plugin
         from ragsift import config
 
         return getattr(config, name)
+    if name in ("load_compressor", "make_example"):
+        from ragsift import api
+
+        return getattr(api, name)
     raise AttributeError(name)
