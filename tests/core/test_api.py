@@ -8,7 +8,7 @@ from ragsift.errors import ConfigError
 
 def test_compress_from_python_in_three_lines():
     example = ragsift.make_example(
-        "Where was Marie Curie born?",
+        "Which city was she born in?",
         [("Marie Curie", "Marie Curie was a physicist. She was born in Warsaw."), "Paris is in France. It is big."],
     )
     compressor = ragsift.load_compressor("bm25", selector={"k": 1})
