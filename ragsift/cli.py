@@ -62,7 +62,7 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
     import tomli_w
 
     print(f"# {config.source}, every default filled in (keys whose value is None are omitted)")
-    print(tomli_w.dumps(_drop_none(resolved)), end="")
+    print(tomli_w.dumps(_drop_none(resolved)), end="")  # type: ignore[arg-type]
     return 0
 
 

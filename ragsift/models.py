@@ -224,7 +224,10 @@ def _load_pretrained(auto_cls: Any, spec: str, device: str, dtype: str, load_in_
             from peft import PeftModel
 
             adapter_location = resolve_model(adapter)
-            model = PeftModel.from_pretrained(model, adapter_location.path, **({"revision": adapter_location.revision} if adapter_location.revision else {}))
+            if adapter_location.revision:
+                model = PeftModel.from_pretrained(model, adapter_location.path, revision=adapter_location.revision)
+            else:
+                model = PeftModel.from_pretrained(model, adapter_location.path)
         if not load_in_4bit:
             model = model.to(device)
         model.eval()

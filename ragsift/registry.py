@@ -142,7 +142,7 @@ class Registry:
             return table
 
     @staticmethod
-    def _registrar(slot: dict[str, PluginInfo], stage: str, source: str):  # type: ignore[no-untyped-def]
+    def _registrar(slot: dict[str, PluginInfo], stage: str, source: str) -> hookspecs.Register:
         def register(name: str, cls: type) -> None:
             if not isinstance(name, str) or not name:
                 raise ConfigError(f"{source}: a {stage} name must be a non-empty string; got {name!r}.")

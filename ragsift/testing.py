@@ -57,9 +57,10 @@ def _build(cls: type) -> Any:
     try:
         return cls()
     except ConfigError:
-        if not getattr(cls, "conformance_params", {}):
+        params: dict[str, Any] = getattr(cls, "conformance_params", {})
+        if not params:
             raise
-        return cls(**cls.conformance_params)
+        return cls(**params)
 
 
 # -- checks for every plugin ---------------------------------------------------------------
