@@ -7,4 +7,8 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_evaluators(register: Register) -> None:
-    pass
+    from ragsift.evaluators.causal import CausalEvaluator
+    from ragsift.evaluators.seq2seq import Seq2SeqEvaluator
+
+    register("causal", CausalEvaluator)
+    register("seq2seq", Seq2SeqEvaluator)

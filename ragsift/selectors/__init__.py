@@ -8,6 +8,7 @@ from ragsift.hookspecs import Register, hookimpl
 @hookimpl
 def register_selectors(register: Register) -> None:
     from ragsift.selectors.keep_all import AllSelector
+    from ragsift.selectors.reflection import ReflectionSelector
     from ragsift.selectors.threshold import ThresholdSelector
     from ragsift.selectors.token_budget import TokenBudgetSelector
     from ragsift.selectors.top_k import TopKSelector
@@ -16,3 +17,4 @@ def register_selectors(register: Register) -> None:
     register("top-k", TopKSelector)
     register("token-budget", TokenBudgetSelector)
     register("all", AllSelector)
+    register("reflection", ReflectionSelector)

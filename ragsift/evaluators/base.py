@@ -1,0 +1,73 @@
+"""The evaluator stage: is a set of evidence sentences enough to answer the question?
+
+ECoRAG's reflection asks an evaluator, after each step of adding sentences, whether the evidence
+collected so far is sufficient. An evaluator returns P(evidential) for each of several evidence
+sets in one batched call; ``is_evidential(p)`` compares with ``threshold``.
+
+Assumption (ECoRAG's evaluator input is not published): the input is ``template`` formatted with
+``{question}`` and ``{evidence}``, where ``{evidence}`` is the set's items (already formatted by
+the caller, e.g. ``"{title}: {sentence}"``) joined with ``evidence_separator``.
+"""
+
+from __future__ import annotations
+
+import string
+from abc import abstractmethod
+from collections.abc import Sequence
+
+from pydantic import Field, field_validator
+
+from ragsift.plugin import Params, Plugin
+
+__all__ = ["Evaluator", "EvaluatorParams", "check_template"]
+
+TEMPLATE_FIELDS = frozenset({"question", "evidence"})
+
+
+def check_template(template: str) -> str:
+    """A template must use exactly the fields ``{question}`` and ``{evidence}`` (each at least once)."""
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    except ValueError as exc:
+        raise ValueError(f"is not a valid format string ({exc}); write literal braces as '{{{{' and '}}}}'") from None
+    unknown = fields - TEMPLATE_FIELDS
+    if unknown:
+        raise ValueError(f"uses unknown fields {sorted(unknown)}; only {{question}} and {{evidence}} are filled in")
+    missing = TEMPLATE_FIELDS - fields
+    if missing:
+        raise ValueError(f"must contain {', '.join('{' + m + '}' for m in sorted(missing))}")
+    return template
+
+
+class EvaluatorParams(Params):
+    #: a set is evidential when P(evidential) >= threshold
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    template: str = "Question: {question}\nEvidence:\n{evidence}"
+    evidence_separator: str = "\n"
+
+    @field_validator("template")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        return check_template(value)
+
+
+class Evaluator(Plugin):
+    """Judges whether evidence sets suffice to answer a question."""
+
+    Params = EvaluatorParams
+
+    def format_input(self, question: str, evidence: Sequence[str]) -> str:
+        """The model input for one evidence set (``template`` filled in)."""
+        return self.params.template.format(question=question, evidence=self.params.evidence_separator.join(evidence))
+
+    @abstractmethod
+    def probabilities(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[float]:
+        """P(evidential) for each evidence set, in one batched call. No sets -> ``[]`` (no model load)."""
+
+    def is_evidential(self, p: float) -> bool:
+        """``p >= threshold``."""
+        return p >= self.params.threshold
+
+    def judge(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[bool]:
+        """``is_evidential`` of each set's probability."""
+        return [self.is_evidential(p) for p in self.probabilities(question, evidence_sets)]

@@ -1,0 +1,98 @@
+"""A Yes/No evaluator on a chat model: "Is this evidence enough to answer the question?".
+
+A stand-in for ECoRAG's trained Flan-T5 evaluator that runs anywhere a small instruction-tuned
+causal LM does (the offline configs use SmolLM2-135M-Instruct). P(evidential) =
+P(Yes) / (P(Yes) + P(No)) from the next-token logits after the prompt, read through the chat
+template with a generation prompt.
+
+Documented assumptions: the prompt (``template``, optional ``system_prompt``) is ragsift's own,
+phrased like EXIT's Yes/No question; prompts are never cut (too long -> an error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from ragsift.errors import ConfigError
+from ragsift.evaluators.base import Evaluator, EvaluatorParams
+from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.yes_no import causal_two_way_probabilities, chat_prompt, single_token_id
+
+__all__ = ["CausalEvaluator", "CausalEvaluatorParams", "DEFAULT_CAUSAL_TEMPLATE"]
+
+DEFAULT_CAUSAL_TEMPLATE = (
+    "Question:\n{question}\nEvidence:\n{evidence}\n"
+    'Is this evidence enough to answer the question? Answer only "Yes" or "No".'
+)
+
+
+class CausalEvaluatorParams(EvaluatorParams):
+    model: str = OFFLINE_SMOLLM2
+    template: str = DEFAULT_CAUSAL_TEMPLATE
+    system_prompt: str | None = None
+    #: wrap the prompt in the tokenizer's chat template (with a generation prompt)
+    use_chat_template: bool = True
+    positive_token: str = "Yes"
+    negative_token: str = "No"
+    adapter: str | None = None
+    device: str = "auto"
+    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
+    load_in_4bit: bool = False
+    batch_size: int = Field(default=8, ge=1)
+    max_length: int = Field(default=4096, ge=1)
+
+
+class CausalEvaluator(Evaluator):
+    """P(Yes) vs P(No) for "is this evidence enough?" on a causal chat model."""
+
+    Params = CausalEvaluatorParams
+    needs_model: ClassVar[bool] = True
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.params.positive_token == self.params.negative_token:
+            raise ConfigError(
+                f"CausalEvaluator: positive_token and negative_token must differ; both are {self.params.positive_token!r}."
+            )
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self.label_ids: tuple[int, int] | None = None
+
+    def warm_up(self) -> None:
+        if self._model is not None:
+            return
+        from ragsift.models import load_causal_lm
+
+        model, tokenizer = load_causal_lm(
+            self.params.model, device=self.params.device, dtype=self.params.dtype,
+            load_in_4bit=self.params.load_in_4bit, adapter=self.params.adapter,
+        )
+        self.label_ids = (
+            single_token_id(tokenizer, self.params.positive_token, "CausalEvaluator"),
+            single_token_id(tokenizer, self.params.negative_token, "CausalEvaluator"),
+        )
+        self._model, self._tokenizer = model, tokenizer
+
+    def prompt(self, question: str, evidence: Sequence[str]) -> str:
+        """The full text the model continues for one evidence set."""
+        self.warm_up()
+        return chat_prompt(
+            self._tokenizer, self.format_input(question, evidence), self.params.system_prompt,
+            self.params.use_chat_template, "CausalEvaluator",
+        )
+
+    def probabilities(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[float]:
+        if not evidence_sets:
+            return []
+        self.warm_up()
+        assert self.label_ids is not None
+        prompts = [self.prompt(question, s) for s in evidence_sets]
+        return causal_two_way_probabilities(
+            self._model, self._tokenizer, prompts, *self.label_ids,
+            batch_size=self.params.batch_size, max_length=self.params.max_length,
+            # the chat template writes its own begin-of-text marker; raw prompts get the tokenizer's
+            add_special_tokens=not self.params.use_chat_template, owner="CausalEvaluator",
+        )

@@ -1,0 +1,105 @@
+"""The causal Yes/No evaluator: a tiny random Llama with SmolLM2's tokenizer, and real SmolLM2."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.evaluators.causal import CausalEvaluator
+from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.registry import get_registry
+
+QUESTION = "Who wrote Hamlet?"
+SETS = [
+    ["Hamlet: Hamlet is a tragedy written by William Shakespeare."],
+    ["Paris: Paris is the capital of France.", "Cat: A cat sat on the mat, and it was a rather long sentence."],
+    [],
+]
+
+
+def _hand_probability(evaluator: CausalEvaluator, prompt: str) -> float:
+    import torch
+
+    ids = torch.tensor([evaluator._tokenizer.encode(prompt, add_special_tokens=False)])
+    with torch.no_grad():
+        logits = evaluator._model(input_ids=ids).logits[0, -1]
+    yes, no = evaluator.label_ids
+    return float(torch.softmax(logits[[yes, no]], dim=0)[0])
+
+
+def test_registered_and_builds_without_weights():
+    evaluator = get_registry().create("evaluator", "causal")
+    assert isinstance(evaluator, CausalEvaluator)
+    assert evaluator.config()["model"] == OFFLINE_SMOLLM2
+    assert evaluator._model is None
+
+
+def test_prompt_uses_the_chat_template(tiny_llama):
+    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", system_prompt="Be strict.")
+    prompt = evaluator.prompt(QUESTION, SETS[0])
+    assert "<|im_start|>system\nBe strict." in prompt
+    assert "Question:\nWho wrote Hamlet?\nEvidence:\nHamlet: Hamlet is a tragedy" in prompt
+    assert prompt.rstrip().endswith("<|im_start|>assistant")
+    raw = CausalEvaluator(model=tiny_llama, device="cpu", use_chat_template=False).prompt(QUESTION, SETS[0])
+    assert "<|im_start|>" not in raw and raw.startswith("Question:\nWho wrote Hamlet?")
+
+
+def test_probabilities_match_a_forward_pass_and_ignore_left_padding(tiny_llama):
+    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", batch_size=3)
+    probs = evaluator.probabilities(QUESTION, SETS)
+    expected = [_hand_probability(evaluator, evaluator.prompt(QUESTION, s)) for s in SETS]
+    np.testing.assert_allclose(probs, expected, atol=1e-5)
+    singles = [evaluator.probabilities(QUESTION, [s])[0] for s in SETS]
+    np.testing.assert_allclose(probs, singles, atol=1e-5)
+    assert all(0.0 < p < 1.0 for p in probs)
+    assert len(set(np.round(probs, 6))) == 3  # the prompts differ, so do the answers
+
+
+def test_label_ids_are_the_single_yes_no_tokens(tiny_llama):
+    evaluator = CausalEvaluator(model=tiny_llama, device="cpu")
+    evaluator.warm_up()
+    tok = evaluator._tokenizer
+    assert evaluator.label_ids == (tok.encode("Yes", add_special_tokens=False)[0], tok.encode("No", add_special_tokens=False)[0])
+
+
+def test_multi_token_answer_is_refused(tiny_llama):
+    evaluator = CausalEvaluator(model=tiny_llama, positive_token="Absolutely certain")
+    with pytest.raises(ConfigError, match="exactly one token"):
+        evaluator.warm_up()
+
+
+def test_overlong_prompt_is_refused(tiny_llama):
+    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", max_length=16)
+    with pytest.raises(PromptTooLongError, match="max_length is 16"):
+        evaluator.probabilities(QUESTION, SETS[:1])
+
+
+def test_empty_input_loads_nothing():
+    evaluator = CausalEvaluator(model="/nonexistent/llm")
+    assert evaluator.probabilities("q", []) == []
+    assert evaluator._model is None
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"threshold": 2}, "threshold"),
+        ({"template": "{evidence}"}, r"\{question\}"),
+        ({"template": "{question} {evidence"}, "not a valid format string"),
+        ({"positive_token": "No"}, "must differ"),
+        ({"max_length": 0}, "max_length"),
+        ({"temperature": 0.1}, "unknown parameter"),
+    ],
+)
+def test_rejects_bad_params(bad, match):
+    with pytest.raises(ConfigError, match=match):
+        CausalEvaluator(**bad)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_smollm2_prefers_the_answering_evidence():
+    evaluator = CausalEvaluator(device="cpu")
+    answering, unrelated = evaluator.probabilities(QUESTION, [SETS[0], SETS[1][:1]])
+    assert answering > unrelated
