@@ -7,4 +7,8 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_readers(register: Register) -> None:
-    pass
+    from ragsift.readers.openai_reader import OpenAIReader
+    from ragsift.readers.transformers_reader import TransformersReader
+
+    register("transformers", TransformersReader)
+    register("openai", OpenAIReader)

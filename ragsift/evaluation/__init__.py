@@ -1,0 +1,21 @@
+"""Evaluation: run compressors (and a reader) over a dataset, with statistics and a manifest."""
+
+from __future__ import annotations
+
+__all__ = ["run_evaluation", "RunOptions", "EvaluationSettings", "bootstrap_ci", "paired_comparison"]
+
+
+def __getattr__(name: str):  # lazy: the CLI imports this package on every start
+    if name in ("run_evaluation", "RunOptions"):
+        from ragsift.evaluation import runner
+
+        return getattr(runner, name)
+    if name == "EvaluationSettings":
+        from ragsift.evaluation.settings import EvaluationSettings
+
+        return EvaluationSettings
+    if name in ("bootstrap_ci", "paired_comparison"):
+        from ragsift.evaluation import statistics
+
+        return getattr(statistics, name)
+    raise AttributeError(name)

@@ -1,0 +1,97 @@
+"""Per-compressor prediction files: one JSON line per example, appended and flushed at once.
+
+A run killed mid-write leaves at most one truncated last line; :func:`read_records` drops it
+(and cuts it off the file) so that ``--resume`` rewrites that example. A malformed line anywhere
+else is an error: the file was edited or corrupted, and silently skipping it would lose data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TextIO
+
+from ragsift.errors import DataFormatError
+
+__all__ = ["read_records", "PredictionWriter", "prediction_path"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def prediction_path(run_dir: Path, label: str) -> Path:
+    """``RUN_DIR/predictions/<label>.jsonl`` (unsafe characters of the label become ``_``)."""
+    return run_dir / "predictions" / f"{_UNSAFE.sub('_', label) or 'compressor'}.jsonl"
+
+
+def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
+    """The complete records of ``path`` ([] when it does not exist).
+
+    A last line without a newline that is not valid JSON is a write cut short: it is dropped
+    and, with ``repair``, truncated away so later appends start on a clean line.
+    """
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    records: list[dict[str, Any]] = []
+    offset = 0
+    lines = data.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        is_last = number == len(lines)
+        if not raw.strip():
+            offset += len(raw) + 1
+            continue
+        try:
+            record = json.loads(raw)
+            if not isinstance(record, dict) or "id" not in record:
+                raise ValueError("not a record with an 'id'")
+        except ValueError as exc:
+            if is_last:  # no newline after it: the write was interrupted
+                if repair:
+                    with path.open("r+b") as fh:
+                        fh.truncate(offset)
+                break
+            raise DataFormatError(path, number, f"not a complete JSON record ({exc}); the file was edited or corrupted.") from None
+        if is_last and repair:  # complete JSON but the newline never made it: finish the line
+            with path.open("ab") as fh:
+                fh.write(b"\n")
+        records.append(record)
+        offset += len(raw) + 1
+    return records
+
+
+class PredictionWriter:
+    """Appends records to a JSONL file, one flushed line each (survives a killed process)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fh: TextIO = path.open("a", encoding="utf-8")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def write_all(self, records: Iterable[dict[str, Any]]) -> None:
+        for record in records:
+            self.write(record)
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> PredictionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)

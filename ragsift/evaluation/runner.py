@@ -1,0 +1,292 @@
+"""``ragsift evaluate``: compress (and read) every example with every configured compressor,
+write one JSON line per example as soon as it is done, then summarise.
+
+Run directory layout::
+
+    RUN_DIR/manifest.json              what produced the run (see ragsift.evaluation.manifest)
+    RUN_DIR/config.toml                the config file, byte for byte
+    RUN_DIR/predictions/<label>.jsonl  one record per example and compressor
+    RUN_DIR/summary.json, summary.md   means, CIs, paired tests, latency
+
+Resuming (``resume=True``) skips the example ids already written, tolerates a truncated last
+line, and refuses to continue when the config file, the input file or ``no_reader`` changed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragsift.config import RunConfig, build_plugin, load_config
+from ragsift.errors import ConfigError, RagsiftError
+from ragsift.evaluation import manifest as mf
+from ragsift.evaluation.records import PredictionWriter, prediction_path, read_records
+from ragsift.evaluation.report import build_summary, format_markdown, format_table
+from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.evaluation.timing import timed_compress, timed_read
+from ragsift.metrics.base import Metric, MetricInput, MetricOutput
+from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.types import Example
+
+__all__ = ["EvaluationInterrupted", "RunOptions", "run_evaluation", "resolve_data"]
+
+
+class EvaluationInterrupted(RagsiftError):
+    """A run stopped on an error; the records written so far are kept for ``--resume``."""
+
+
+@dataclass
+class RunOptions:
+    """What the command line adds to a config."""
+
+    config: str | Path
+    out: Path
+    data: str | Path | None = None
+    format: str | None = None
+    limit: int | None = None
+    resume: bool = False
+    no_reader: bool = False
+    argv: list[str] | None = None
+    progress: bool = True
+    echo: Callable[[str], None] = field(default=print)
+
+
+def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None, dict[str, Any]]:
+    """(file, loader name or None for detection, loader params) from --data / [dataset] / bundled."""
+    from ragsift.datasets import bundled_sample_path
+
+    spec = dict(config.dataset or {})
+    name = fmt or spec.pop("name", None)
+    spec.pop("name", None)
+    path_value = data if data is not None else spec.get("path")
+    spec.pop("path", None)
+    if path_value is None:
+        return bundled_sample_path(), name or "hotpotqa", spec
+    path = Path(path_value).expanduser()
+    if not path.is_file() and not path.is_absolute() and config.source:
+        beside = Path(config.source).parent / path
+        path = beside if beside.is_file() else path
+    return path, name, spec
+
+
+def _load_examples(path: Path, fmt: str | None, params: Mapping[str, Any], limit: int | None) -> list[Example]:
+    from ragsift.datasets import load_examples
+
+    examples = list(load_examples(path, format=fmt, limit=limit, params=params))
+    seen: set[str] = set()
+    for ex in examples:
+        if ex.id in seen:
+            raise ConfigError(f"{path}: example id '{ex.id}' occurs twice; evaluation (and --resume) needs unique ids.")
+        seen.add(ex.id)
+    if not examples:
+        raise ConfigError(f"{path}: no examples to evaluate.")
+    return examples
+
+
+def _build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> list[Metric]:
+    from ragsift.registry import get_registry
+
+    registry = get_registry()
+    specs = settings.metric_specs() or [{"name": n} for n in registry.names("metric")]
+    tokenizer = settings.tokenizer or (reader.tokenizer_spec() if reader is not None else None) or OFFLINE_SMOLLM2
+    metrics = []
+    for spec in specs:
+        cls = registry.get("metric", spec["name"])
+        if reader is None and getattr(cls, "needs_reader", False):
+            continue
+        spec = dict(spec)
+        if "tokenizer" in getattr(cls.Params, "model_fields", {}) and "tokenizer" not in spec:
+            spec["tokenizer"] = tokenizer
+        metrics.append(build_plugin("metric", spec, f"{source} [evaluation] metric '{spec['name']}'"))
+    return metrics
+
+
+def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
+    out: dict[str, MetricOutput] = {}
+    for metric in metrics:
+        out.update(type(metric).outputs)
+    return out
+
+
+def _check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) -> None:
+    checks = [
+        ("config", old.get("config", {}).get("sha256"), new["config"]["sha256"], "the config file changed"),
+        ("input", old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed"),
+        ("no_reader", old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs"),
+    ]
+    for _, before, now_, why in checks:
+        if before != now_:
+            raise ConfigError(
+                f"{run_dir}: cannot resume: {why} (run: {before!r}, now: {now_!r}). Resume with the same "
+                "config, data and flags, or start a new run in another --out directory."
+            )
+
+
+def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, data: Path, fmt: str | None,
+                   settings: EvaluationSettings, limit: int | None, n: int, compressors: Mapping[str, Any],
+                   reader: Any, metrics: Sequence[Metric]) -> dict[str, Any]:
+    import ragsift
+
+    models = {label: mf.describe_models(list(mf.model_specs(c.config()))) for label, c in compressors.items()}
+    tokenizers = sorted({m.params.tokenizer for m in metrics if hasattr(m.params, "tokenizer")})
+    return {
+        "ragsift_version": ragsift.__version__,
+        "git": mf.git_state(),
+        "created_at": mf.now(),
+        "status": "running",
+        "command_line": mf.command_line(opts.argv),
+        "config": {"path": str(config.source), "sha256": mf.sha256_bytes(config_bytes),
+                   "text": config_bytes.decode("utf-8", errors="replace"),
+                   "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in compressors.items()}},
+        "input": {"path": str(data), "sha256": mf.sha256_file(data), "format": fmt, "examples": n},
+        "run": {"limit": limit, "no_reader": opts.no_reader, "evaluation": settings.model_dump(mode="json")},
+        "reader": None if reader is None else {"name": reader.registered_name, **reader.describe()},
+        "metrics": [{"name": m.registered_name, **m.config()} for m in metrics],
+        "models": {"compressors": models, "tokenizers": mf.describe_models(tokenizers)},
+        "packages": mf.package_versions(),
+        "device": mf.device_info(),
+    }
+
+
+def _record(label: str, example: Example, result: Any, answer: Any, read_seconds: float | None,
+            metrics: Sequence[Metric]) -> dict[str, Any]:
+    prediction = None if answer is None else answer.text
+    item = MetricInput(example, result, prediction)
+    values: dict[str, float] = {}
+    for metric in metrics:
+        values.update(metric.compute(item))
+    record = result.to_record()
+    timings = dict(record.pop("timings"))
+    if read_seconds is not None:
+        timings["read"] = read_seconds
+    return {
+        "id": example.id,
+        "compressor": label,
+        "question": example.question,
+        "answers": list(example.answers),
+        **record,
+        "prediction": prediction,
+        "reader": None if answer is None else {"prompt_tokens": answer.prompt_tokens,
+                                               "completion_tokens": answer.completion_tokens},
+        "metrics": values,
+        "timings": timings,
+    }
+
+
+def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: list[Example],
+                         metrics: Sequence[Metric], settings: EvaluationSettings, run_dir: Path,
+                         progress: bool) -> int:
+    from tqdm import tqdm
+
+    path = prediction_path(run_dir, label)
+    done = {r["id"] for r in read_records(path)}
+    todo = [ex for ex in examples if ex.id not in done]
+    if not todo:
+        return 0
+    compressor.warm_up()
+    if reader is not None:
+        reader.warm_up()
+    for metric in metrics:
+        metric.warm_up()
+    for _ in range(settings.warmup):  # untimed: caches, lazy imports, CUDA kernels
+        warm = compressor.compress(todo[0])
+        if reader is not None:
+            reader.answer_many([todo[0].question], [warm.text])
+    written = 0
+    bar = tqdm(total=len(examples), initial=len(examples) - len(todo), desc=f"evaluate [{label}]", unit="ex",
+               disable=not progress, file=sys.stderr)
+    try:
+        with PredictionWriter(path) as writer:
+            for start in range(0, len(todo), settings.batch_size):
+                batch = todo[start : start + settings.batch_size]
+                results = [timed_compress(compressor, ex, settings.repeats) for ex in batch]
+                if reader is not None:
+                    answers, seconds = timed_read(reader, [ex.question for ex in batch], [r.text for r in results],
+                                                  settings.repeats)
+                else:
+                    answers, seconds = [None] * len(batch), [None] * len(batch)
+                for ex, result, answer, secs in zip(batch, results, answers, seconds, strict=True):
+                    writer.write(_record(label, ex, result, answer, secs, metrics))
+                    written += 1
+                    bar.update(1)
+    except RagsiftError as exc:
+        kept = len(done) + written
+        raise EvaluationInterrupted(
+            f"{exc}\n'{label}': {kept} of {len(examples)} examples are saved in {path}; fix the problem and "
+            "rerun the same command with --resume to finish."
+        ) from exc
+    finally:
+        bar.close()
+    return written
+
+
+def _collect(run_dir: Path, labels: Sequence[str], examples: Sequence[Example]) -> dict[str, list[dict[str, Any]]]:
+    wanted = {ex.id for ex in examples}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for label in labels:
+        records = read_records(prediction_path(run_dir, label), repair=False)
+        seen: set[str] = set()
+        unique = []
+        for r in records:
+            if r["id"] in wanted and r["id"] not in seen:
+                seen.add(r["id"])
+                unique.append(r)
+        out[label] = unique
+    return out
+
+
+def run_evaluation(opts: RunOptions) -> dict[str, Any]:
+    """Run (or resume) an evaluation; returns the summary (also written to RUN_DIR)."""
+    config = load_config(opts.config)
+    config_bytes = Path(config.source).read_bytes()
+    settings = EvaluationSettings.from_table(config.evaluation, config.source)
+    compressors = config.build_compressors()
+    reader = None if opts.no_reader else config.build_reader()
+    metrics = _build_metrics(settings, reader, config.source)
+    limit = opts.limit if opts.limit is not None else settings.limit
+    data, fmt, loader_params = resolve_data(config, opts.data, opts.format)
+    examples = _load_examples(data, fmt, loader_params, limit)
+
+    run_dir = Path(opts.out)
+    old = mf.read_manifest(run_dir)
+    if old is not None and not opts.resume:
+        raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); pass --resume to finish it, "
+                          "or choose another --out directory.")
+    manifest = _base_manifest(opts, config, config_bytes, data, fmt, settings, limit, len(examples),
+                              compressors, reader, metrics)
+    if old is not None:
+        _check_resume(old, manifest, run_dir)
+        manifest["created_at"] = old.get("created_at", manifest["created_at"])
+        manifest["resumed"] = [*old.get("resumed", []), {"at": mf.now(), "command_line": manifest["command_line"]}]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.toml").write_bytes(config_bytes)
+    mf.write_manifest(run_dir, manifest)
+
+    labels = list(compressors)
+    baseline = settings.baseline or ("none" if "none" in compressors else labels[0])
+    if baseline not in compressors:
+        raise ConfigError(f"{config.source} [evaluation]: baseline '{baseline}' is not a compressor label "
+                          f"({', '.join(labels)}).")
+    try:
+        for label, compressor in compressors.items():
+            _evaluate_compressor(label, compressor, reader, examples, metrics, settings, run_dir, opts.progress)
+    except RagsiftError as exc:
+        manifest.update(status="failed", error=str(exc), updated_at=mf.now())
+        mf.write_manifest(run_dir, manifest)
+        raise
+
+    records = _collect(run_dir, labels, examples)
+    summary = build_summary(records, _outputs(metrics), baseline=baseline, samples=settings.bootstrap_samples,
+                            confidence=settings.confidence, seed=settings.seed)
+    summary = {"run_dir": str(run_dir), "config": str(config.source), "examples": len(examples), **summary}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (run_dir / "summary.md").write_text(format_markdown(summary, f"ragsift evaluation: {Path(config.source).name}"),
+                                        encoding="utf-8")
+    manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()})
+    mf.write_manifest(run_dir, manifest)
+    opts.echo(format_table(summary))
+    return summary

@@ -1,0 +1,62 @@
+"""The ``[evaluation]`` table of a run config, validated (unknown keys are errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragsift.errors import ConfigError
+from ragsift.plugin import format_validation_error
+
+__all__ = ["EvaluationSettings"]
+
+
+class EvaluationSettings(BaseModel):
+    """How ``ragsift evaluate`` runs and reports.
+
+    ``metrics``: registered metric names or tables (``{name = "evidence", min_overlap = 0.5}``);
+    default: every registered metric. ``warmup``: untimed compress (+ read) runs on the first
+    example before timing each compressor. ``repeats``: each example is compressed (and read)
+    this many times and the stage timings averaged (EXIT reports the mean of 5). ``baseline``:
+    the compressor label the paired test compares against (default: ``none`` when present, else
+    the first compressor). ``tokenizer``: the model whose tokenizer counts tokens (default: the
+    reader's, else the offline SmolLM2). ``batch_size``: examples compressed and then read
+    together (the reader batches or sends them concurrently).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    limit: int | None = Field(None, ge=1, description="only the first N examples")
+    metrics: list[str | dict[str, Any]] | None = None
+    warmup: int = Field(1, ge=0, le=100)
+    repeats: int = Field(1, ge=1, le=100)
+    bootstrap_samples: int = Field(1000, ge=100, le=100_000)
+    confidence: float = Field(0.95, gt=0.5, lt=1.0)
+    seed: int = 0
+    baseline: str | None = None
+    tokenizer: str | None = None
+    batch_size: int = Field(1, ge=1, le=4096)
+
+    @field_validator("metrics")
+    @classmethod
+    def _metric_specs(cls, value: list[Any] | None) -> list[Any] | None:
+        for spec in value or []:
+            if isinstance(spec, Mapping) and not isinstance(spec.get("name"), str):
+                raise ValueError("a metric table needs a 'name' (a registered metric)")
+        return value
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], source: str = "") -> EvaluationSettings:
+        try:
+            return cls(**dict(table))
+        except ValidationError as exc:
+            owner = f"{source} [evaluation]" if source else "[evaluation]"
+            raise ConfigError(format_validation_error(owner, exc, sorted(cls.model_fields))) from None
+
+    def metric_specs(self) -> list[dict[str, Any]] | None:
+        """The metric specs as ``{"name": ..., **params}`` tables (None: every registered metric)."""
+        if self.metrics is None:
+            return None
+        return [dict(s) if isinstance(s, Mapping) else {"name": s} for s in self.metrics]

@@ -1,0 +1,210 @@
+"""A reader for any OpenAI-compatible chat server: OpenAI, vLLM, llama.cpp, Ollama.
+
+The API key is read from the environment variable named by ``api_key_env`` when the client is
+built; it is never stored in the params, so it never appears in ``config()``, ``repr()``, logs
+or run manifests.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import Field
+
+from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
+
+__all__ = ["OpenAIReader", "OpenAIReaderParams", "redact_url"]
+
+OPENAI_URL = "https://api.openai.com/v1"
+_RETRYABLE_STATUS = {408, 409, 429}
+_TOO_LONG = re.compile(r"context|too long|maximum|exceed|n_ctx", re.IGNORECASE)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without any ``user:password@`` part (safe to log and record)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+class OpenAIReaderParams(ReaderParams):
+    base_url: str = Field(OPENAI_URL, description="server URL ending in /v1 (vLLM, llama.cpp: http://HOST:PORT/v1)")
+    model: str = Field("gpt-4o-mini", description="model name as the server knows it")
+    api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="NAME of the env var holding the key")
+    timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
+    max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts and connection errors")
+    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first retry delay; doubles each retry")
+    max_backoff_seconds: float = Field(30.0, ge=0, le=600)
+    max_concurrency: int = Field(4, ge=1, le=256, description="requests in flight in answer_many")
+    temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy")
+    seed: int | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    tokenizer: str | None = Field(None, description="model string whose tokenizer counts tokens for reports")
+
+
+class OpenAIReader(Reader):
+    """Chat completions with retries (exponential backoff) and a bounded thread pool."""
+
+    Params = OpenAIReaderParams
+    needs_model: ClassVar[bool] = True
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self.server = redact_url(self.params.base_url)
+
+    # -- client ----------------------------------------------------------------------------
+    def _api_key(self) -> str:
+        key = os.environ.get(self.params.api_key_env)
+        if key:
+            return key
+        if urlsplit(self.params.base_url).hostname == urlsplit(OPENAI_URL).hostname:
+            raise ConfigError(
+                f"OpenAIReader: the API key is read from the environment variable "
+                f"'{self.params.api_key_env}', which is not set. Export it, or set api_key_env to "
+                "the name of the variable that holds your key."
+            )
+        return "no-key"  # local servers (llama.cpp, vLLM, Ollama) accept any key
+
+    def warm_up(self) -> None:
+        with self._lock:
+            if self._client is None:
+                from openai import OpenAI
+
+                self._client = OpenAI(
+                    base_url=self.params.base_url,
+                    api_key=self._api_key(),
+                    timeout=self.params.timeout,
+                    max_retries=0,  # retries are ours: backoff and a clear final error
+                )
+
+    def tokenizer_spec(self) -> str | None:
+        return self.params.tokenizer
+
+    def describe(self) -> dict[str, Any]:
+        config = self.config()
+        config["base_url"] = self.server
+        return {"class": type(self).__qualname__, "config": config, "server": self.server, "model": self.params.model}
+
+    def __repr__(self) -> str:
+        return f"OpenAIReader(server={self.server!r}, model={self.params.model!r})"
+
+    # -- one request -----------------------------------------------------------------------
+    def _request(self, question: str, context: str) -> ReaderAnswer:
+        import openai
+
+        self.warm_up()
+        body: dict[str, Any] = {
+            "model": self.params.model,
+            "messages": self.prompt.messages(question, context),
+            "temperature": self.params.temperature,
+            self.params.max_tokens_field: self.params.max_new_tokens,
+        }
+        if self.params.stop:
+            body["stop"] = list(self.params.stop)
+        if self.params.seed is not None:
+            body["seed"] = self.params.seed
+        attempts = self.params.max_retries + 1
+        last = ""
+        for attempt in range(attempts):
+            t = time.perf_counter()
+            try:
+                response = self._client.chat.completions.create(**body)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                detail = _detail(exc)
+                if status == 400 and _TOO_LONG.search(detail):
+                    raise PromptTooLongError(
+                        f"OpenAIReader: server {self.server} refused the prompt as too long for model "
+                        f"'{self.params.model}' ({len(context)} characters of context, answer budget "
+                        f"{self.params.max_new_tokens} tokens): {detail}. Nothing is truncated: compress "
+                        "the context more, or serve the model with a larger context window."
+                    ) from None
+                if status not in _RETRYABLE_STATUS and status < 500:
+                    hint = f" Check the key in ${self.params.api_key_env}." if status in (401, 403) else ""
+                    raise ReaderError(
+                        f"OpenAIReader: server {self.server} answered HTTP {status} for model "
+                        f"'{self.params.model}': {detail}.{hint}"
+                    ) from None
+                last = f"HTTP {status} ({detail})"
+                delay = _retry_after(exc)
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                last = f"{type(exc).__name__} ({exc})"
+                delay = None
+            else:
+                seconds = time.perf_counter() - t
+                return self._to_answer(response, seconds)
+            if attempt + 1 < attempts:
+                time.sleep(self._backoff(attempt, delay))
+        raise ReaderError(
+            f"OpenAIReader: server {self.server} failed {attempts} time(s) for model "
+            f"'{self.params.model}'; last: {last}. Check that the server is up and not overloaded, "
+            "or raise max_retries / timeout."
+        )
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        delay = self.params.backoff_seconds * (2**attempt)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        delay = min(delay, self.params.max_backoff_seconds)
+        return delay * (1 + 0.1 * random.random())  # small jitter: concurrent retries spread out
+
+    def _to_answer(self, response: Any, seconds: float) -> ReaderAnswer:
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise ReaderError(f"OpenAIReader: server {self.server} returned no choices for model '{self.params.model}'.")
+        content = choices[0].message.content or ""
+        usage = getattr(response, "usage", None)
+        return ReaderAnswer(
+            text=cut_at_stop(content, self.params.stop),
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+            seconds=seconds,
+        )
+
+    # -- public ----------------------------------------------------------------------------
+    def answer_many(self, questions: Sequence[str], contexts: Sequence[str]) -> list[ReaderAnswer]:
+        self._check_lengths(questions, contexts)
+        if not questions:
+            return []
+        self.warm_up()
+        if len(questions) == 1 or self.params.max_concurrency == 1:
+            return [self._request(q, c) for q, c in zip(questions, contexts, strict=True)]
+        with ThreadPoolExecutor(max_workers=min(self.params.max_concurrency, len(questions))) as pool:
+            return list(pool.map(self._request, questions, contexts))
+
+
+def _detail(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        msg = inner.get("message") if isinstance(inner, dict) else inner
+        if msg:
+            return str(msg)[:500]
+    return str(getattr(exc, "message", exc))[:500]
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
