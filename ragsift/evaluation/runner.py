@@ -55,28 +55,23 @@ class RunOptions:
     echo: Callable[[str], None] = field(default=print)
 
 
-def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None, dict[str, Any]]:
-    """(file, loader name or None for detection, loader params) from --data / [dataset] / bundled."""
+def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None]:
+    """(file, loader name or None for detection) as ``RunConfig.load_examples`` resolves them:
+    ``--data``, else the ``[dataset]`` path, else the bundled HotpotQA sample."""
     from ragsift.datasets import bundled_sample_path
 
     spec = dict(config.dataset or {})
-    name = fmt or spec.pop("name", None)
-    spec.pop("name", None)
-    path_value = data if data is not None else spec.get("path")
-    spec.pop("path", None)
-    if path_value is None:
-        return bundled_sample_path(), name or "hotpotqa", spec
-    path = Path(path_value).expanduser()
-    if not path.is_file() and not path.is_absolute() and config.source:
-        beside = Path(config.source).parent / path
-        path = beside if beside.is_file() else path
-    return path, name, spec
+    name, path = spec.get("name"), spec.get("path")
+    if data is not None and fmt is None and path is not None and Path(data) != Path(path):
+        name = None  # another file than the config's: its format is detected
+    source = data if data is not None else path
+    if source is None:
+        return bundled_sample_path(), fmt or name or "hotpotqa"
+    return Path(source).expanduser(), fmt or name
 
 
-def _load_examples(path: Path, fmt: str | None, params: Mapping[str, Any], limit: int | None) -> list[Example]:
-    from ragsift.datasets import load_examples
-
-    examples = list(load_examples(path, format=fmt, limit=limit, params=params))
+def _load_examples(config: RunConfig, opts: RunOptions, limit: int | None, path: Path) -> list[Example]:
+    examples = list(config.load_examples(opts.data, format=opts.format, limit=limit))
     seen: set[str] = set()
     for ex in examples:
         if ex.id in seen:
@@ -192,14 +187,14 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
         reader.warm_up()
     for metric in metrics:
         metric.warm_up()
-    for _ in range(settings.warmup):  # untimed: caches, lazy imports, CUDA kernels
-        warm = compressor.compress(todo[0])
-        if reader is not None:
-            reader.answer_many([todo[0].question], [warm.text])
     written = 0
     bar = tqdm(total=len(examples), initial=len(examples) - len(todo), desc=f"evaluate [{label}]", unit="ex",
                disable=not progress, file=sys.stderr)
     try:
+        for _ in range(settings.warmup):  # untimed: caches, lazy imports, CUDA kernels
+            warm = compressor.compress(todo[0])
+            if reader is not None:
+                reader.answer_many([todo[0].question], [warm.text])
         with PredictionWriter(path) as writer:
             for start in range(0, len(todo), settings.batch_size):
                 batch = todo[start : start + settings.batch_size]
@@ -248,8 +243,8 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     reader = None if opts.no_reader else config.build_reader()
     metrics = _build_metrics(settings, reader, config.source)
     limit = opts.limit if opts.limit is not None else settings.limit
-    data, fmt, loader_params = resolve_data(config, opts.data, opts.format)
-    examples = _load_examples(data, fmt, loader_params, limit)
+    data, fmt = resolve_data(config, opts.data, opts.format)
+    examples = _load_examples(config, opts, limit, data)
 
     run_dir = Path(opts.out)
     old = mf.read_manifest(run_dir)
