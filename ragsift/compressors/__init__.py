@@ -13,6 +13,7 @@ def register_compressors(register: Register) -> None:
         OracleCompressor,
         RandomCompressor,
     )
+    from ragsift.compressors.ecorag import EcoragCompressor
     from ragsift.compressors.pipeline import PipelineCompressor
     from ragsift.compressors.uncompressed import NoCompression
 
@@ -22,3 +23,4 @@ def register_compressors(register: Register) -> None:
     register("random", RandomCompressor)
     register("bm25", BM25Compressor)
     register("embedding", EmbeddingCompressor)
+    register("ecorag", EcoragCompressor)

@@ -99,7 +99,12 @@ def test_rejects_bad_params(bad, match):
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_smollm2_prefers_the_answering_evidence():
-    evaluator = CausalEvaluator(device="cpu")
-    answering, unrelated = evaluator.probabilities(QUESTION, [SETS[0], SETS[1][:1]])
-    assert answering > unrelated
+def test_smollm2_gives_batch_independent_probabilities():
+    # SmolLM2-135M zero-shot does NOT tell sufficient from insufficient evidence (see
+    # docs/ecorag.md); this checks the real model path end to end, not its judgement.
+    evaluator = CausalEvaluator(device="cpu", batch_size=2)
+    sets = [SETS[0], SETS[1][:1], SETS[1]]
+    batched = evaluator.probabilities(QUESTION, sets)
+    singles = [evaluator.probabilities(QUESTION, [s])[0] for s in sets]
+    np.testing.assert_allclose(batched, singles, atol=1e-4)
+    assert all(0.0 < p < 1.0 for p in batched)
