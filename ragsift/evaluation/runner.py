@@ -266,15 +266,20 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     if baseline not in compressors:
         raise ConfigError(f"{config.source} [evaluation]: baseline '{baseline}' is not a compressor label "
                           f"({', '.join(labels)}).")
+    unknown = sorted(set(settings.limits) - set(compressors))
+    if unknown:
+        raise ConfigError(f"{config.source} [evaluation] limits: {', '.join(unknown)} not compressor label(s) "
+                          f"({', '.join(labels)}).")
+    subsets = {label: examples[: settings.limits.get(label, len(examples))] for label in labels}
     try:
         for label, compressor in compressors.items():
-            _evaluate_compressor(label, compressor, reader, examples, metrics, settings, run_dir, opts.progress)
+            _evaluate_compressor(label, compressor, reader, subsets[label], metrics, settings, run_dir, opts.progress)
     except RagsiftError as exc:
         manifest.update(status="failed", error=str(exc), updated_at=mf.now())
         mf.write_manifest(run_dir, manifest)
         raise
 
-    records = _collect(run_dir, labels, examples)
+    records = {label: _collect(run_dir, [label], subsets[label])[label] for label in labels}
     summary = build_summary(records, _outputs(metrics), baseline=baseline, samples=settings.bootstrap_samples,
                             confidence=settings.confidence, seed=settings.seed)
     summary = {"run_dir": str(run_dir), "config": str(config.source), "examples": len(examples), **summary}

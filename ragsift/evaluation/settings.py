@@ -29,6 +29,7 @@ class EvaluationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     limit: int | None = Field(None, ge=1, description="only the first N examples")
+    limits: dict[str, int] = Field(default_factory=dict, description="compressor label -> its own smaller N")
     metrics: list[str | dict[str, Any]] | None = None
     warmup: int = Field(1, ge=0, le=100)
     repeats: int = Field(1, ge=1, le=100)
@@ -38,6 +39,14 @@ class EvaluationSettings(BaseModel):
     baseline: str | None = None
     tokenizer: str | None = None
     batch_size: int = Field(1, ge=1, le=4096)
+
+    @field_validator("limits")
+    @classmethod
+    def _limits(cls, value: dict[str, int]) -> dict[str, int]:
+        bad = {k: v for k, v in value.items() if not isinstance(v, int) or v < 1}
+        if bad:
+            raise ValueError(f"each limit must be an integer >= 1; got {bad}")
+        return value
 
     @field_validator("metrics")
     @classmethod

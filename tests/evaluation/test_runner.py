@@ -164,3 +164,14 @@ def test_resume_after_a_reader_failure_keeps_every_example_once(tmp_path: Path) 
     assert summary["compressors"]["oracle"]["values"]["em"]["mean"] == 100.0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and len(manifest["resumed"]) == 1
+
+
+def test_per_compressor_limits_and_paired_tests_on_shared_examples(tmp_path: Path) -> None:
+    config = _config(tmp_path, BASELINES.replace("limit = 5", "limit = 4\nlimits = {bm25 = 2}"))
+    summary = _run(config, tmp_path / "run", no_reader=True)
+    assert [summary["compressors"][k]["n"] for k in ("none", "oracle", "bm25")] == [4, 4, 2]
+    assert summary["comparisons"]["bm25"]["evidence_recall"]["n"] == 2
+    assert summary["comparisons"]["oracle"]["evidence_recall"]["n"] == 4
+    wrong = _config(tmp_path, BASELINES + "limits = {exit = 2}\n")
+    with pytest.raises(ConfigError, match="limits: exit not compressor label"):
+        _run(wrong, tmp_path / "other", no_reader=True)
