@@ -1,0 +1,126 @@
+"""Model inputs of the two Yes/No scoring modes, built from encoded prompts (no model needed).
+
+``reference``: the EXIT authors' batching. Every prompt complete, ``batch_size`` prompts per
+forward pass, LEFT padding with pad = eos, so the last column is every row's last token.
+Position ids count real tokens only (``cumsum(mask) - 1``), so each row is scored exactly as if
+it were alone; with rotary position embeddings (Gemma, Llama) this equals the authors' call,
+which leaves the positions of left-padded rows shifted, up to float rounding.
+
+``prefix-shared``: the prompts of one document share ``BOS + head + context`` and, usually, the
+first suffix tokens (``"\\nSentence:\\n"``). :func:`shared_prefix_groups` groups prompts by their
+longest common prefix (exact ids: a head-tail truncated context differs per sentence, and such
+prompts simply fall into smaller groups); the prefix runs once per group into a KV cache, then
+:func:`packed_suffixes` lays up to ``batch_size`` suffixes side by side in ONE row with a block
+attention mask: each suffix token sees the whole prefix and the earlier tokens of its own
+suffix, nothing else; position ids continue from the prefix in every suffix. No padding at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragsift.scorers.yes_no_prompt import EncodedPrompt
+
+__all__ = ["PrefixGroup", "PackedSuffixes", "shared_prefix_groups", "packed_suffixes", "left_padded_batch", "chunks"]
+
+
+@dataclass
+class PrefixGroup:
+    """Prompts ``members`` (indices into the prompt list) = ``prefix + suffixes[i]``; every suffix
+    keeps at least one token, so the last suffix token yields the next-token logits."""
+
+    prefix: tuple[int, ...]
+    members: list[int] = field(default_factory=list)
+    suffixes: list[tuple[int, ...]] = field(default_factory=list)
+
+
+def _common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        token = first[i]
+        if any(s[i] != token for s in seqs):
+            return i
+    return n
+
+
+def shared_prefix_groups(prompts: Sequence[EncodedPrompt]) -> list[PrefixGroup]:
+    """Group prompts with the same ``prefix`` (first-seen order) and move the longest common
+    start of their suffixes into the group's prefix (leaving >= 1 suffix token each)."""
+    by_prefix: dict[tuple[int, ...], list[int]] = {}
+    for i, prompt in enumerate(prompts):
+        by_prefix.setdefault(prompt.prefix, []).append(i)
+    groups = []
+    for prefix, members in by_prefix.items():
+        suffixes = [prompts[i].suffix for i in members]
+        shared = min(_common_prefix_length(suffixes), min(len(s) for s in suffixes) - 1)
+        shared = max(shared, 0)
+        groups.append(PrefixGroup(prefix + tuple(suffixes[0][:shared]), members, [s[shared:] for s in suffixes]))
+    return groups
+
+
+def chunks(n: int, size: int) -> list[range]:
+    """``range(n)`` cut into consecutive ranges of at most ``size``."""
+    return [range(start, min(start + size, n)) for start in range(0, n, size)]
+
+
+@dataclass
+class PackedSuffixes:
+    """One row holding several suffixes after a cached prefix of length ``prefix_length``.
+
+    ``attention_mask`` is additive (0 = attend, dtype minimum = blocked), shape
+    ``[1, 1, S, prefix_length + S]``; ``last`` holds each suffix's last position in the row.
+    """
+
+    input_ids: Any
+    position_ids: Any
+    attention_mask: Any
+    last: Any
+    prefix_length: int
+
+
+def packed_suffixes(prefix_length: int, suffixes: Sequence[Sequence[int]], dtype: Any, device: Any = "cpu") -> PackedSuffixes:
+    """Inputs that score ``suffixes`` against one cached prefix in a single forward pass."""
+    import torch
+
+    lengths = [len(s) for s in suffixes]
+    if not lengths or min(lengths) < 1:
+        raise ValueError("packed_suffixes needs at least one suffix, each with at least one token")
+    total = sum(lengths)
+    ids = torch.tensor([t for s in suffixes for t in s], dtype=torch.long, device=device).unsqueeze(0)
+    allowed = torch.zeros(total, prefix_length + total, dtype=torch.bool, device=device)
+    allowed[:, :prefix_length] = True
+    positions = torch.empty(total, dtype=torch.long, device=device)
+    last = []
+    start = 0
+    for n in lengths:
+        end = start + n
+        allowed[start:end, prefix_length + start : prefix_length + end] = torch.ones(n, n, dtype=torch.bool, device=device).tril()
+        positions[start:end] = torch.arange(prefix_length, prefix_length + n, device=device)
+        last.append(end - 1)
+        start = end
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
+    return PackedSuffixes(
+        input_ids=ids,
+        position_ids=positions.unsqueeze(0),
+        attention_mask=mask[None, None],
+        last=torch.tensor(last, dtype=torch.long, device=device),
+        prefix_length=prefix_length,
+    )
+
+
+def left_padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: Any = "cpu") -> tuple[Any, Any, Any]:
+    """``(input_ids, attention_mask, position_ids)`` of complete prompts, LEFT-padded with ``pad_id``."""
+    import torch
+
+    width = max(len(ids) for ids in id_lists)
+    input_ids = torch.full((len(id_lists), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(id_lists), width), dtype=torch.long)
+    for row, ids in enumerate(id_lists):
+        if ids:
+            input_ids[row, width - len(ids) :] = torch.tensor(list(ids), dtype=torch.long)
+            attention_mask[row, width - len(ids) :] = 1
+    position_ids = (attention_mask.cumsum(-1) - 1).clamp_min(0)
+    return input_ids.to(device), attention_mask.to(device), position_ids.to(device)

@@ -1,0 +1,229 @@
+"""Prompts of causal-LM Yes/No scorers (EXIT's classifier): template, pieces, token budget.
+
+A template holds the placeholders ``{query}``, ``{context}`` and ``{sentence}``, each exactly once,
+in that order. It is split into three pieces that are tokenized separately, as the EXIT
+authors' code does:
+
+- the *head*: the template up to ``{context}``, with the query filled in;
+- the *context*: ``"{title}\\n{text}"`` of the sentence's OWN document (never other documents);
+- the *suffix*: the template from the end of ``{context}``, with the sentence filled in
+  (``"\\nSentence:\\n{sentence}\\nIs this sentence useful ...<start_of_turn>model\\n"``).
+
+The prompt's ids are ``[BOS] + ids(head) + ids(context) + ids(suffix)``, where BOS is added only
+when the tokenizer adds it to a whole string (Gemma's and Llama's do; SmolLM2's does not).
+
+Difference from encoding the whole prompt string at once: a BPE/SentencePiece tokenizer may
+merge characters across a piece boundary (e.g. the ``\\n`` that ends the head with the first
+character of the title) when it sees the whole string, so the ids can differ by a few tokens
+at the two boundaries. Encoding the pieces separately is what the reference code does, makes
+the head-tail truncation of the context exact, and keeps ``BOS + head + context`` identical
+for every sentence of a document, which prefix-shared scoring relies on.
+
+Only the document context is ever truncated (policy ``head-tail``: its first half and last
+half of the remaining budget); the instruction, the query and the sentence are never cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.types import Document, Example, Sentence
+
+__all__ = [
+    "EXIT_TEMPLATE",
+    "DEFAULT_MAX_LENGTH",
+    "YesNoTemplate",
+    "EncodedPrompt",
+    "YesNoPromptEncoder",
+    "document_context",
+    "head_tail",
+    "single_token_id",
+    "leading_special_ids",
+    "resolve_max_length",
+]
+
+#: EXIT's classifier prompt, verbatim (Gemma chat format), as in the authors' code.
+EXIT_TEMPLATE = (
+    "<start_of_turn>user\n"
+    "Query:\n{query}\n"
+    "Full context:\n{context}\n"
+    "Sentence:\n{sentence}\n"
+    'Is this sentence useful in answering the query? Answer only "Yes" or "No".<end_of_turn>\n'
+    "<start_of_turn>model\n"
+)
+
+#: the reference code's cap on prompt length (tokens)
+DEFAULT_MAX_LENGTH = 4096
+
+_PLACEHOLDERS = ("{query}", "{context}", "{sentence}")
+# tokenizers report this (or larger) when they have no limit of their own
+_UNLIMITED = 1_000_000
+
+
+@dataclass(frozen=True)
+class YesNoTemplate:
+    """A template split around its placeholders: ``before_query {query} before_context {context}
+    before_sentence {sentence} after_sentence``."""
+
+    before_query: str
+    before_context: str
+    before_sentence: str
+    after_sentence: str
+
+    @classmethod
+    def parse(cls, template: str) -> YesNoTemplate:
+        """Split ``template``; ValueError says which placeholder is missing, repeated or out of order."""
+        counts = {p: template.count(p) for p in _PLACEHOLDERS}
+        bad = [f"{p} appears {n} times" for p, n in counts.items() if n != 1]
+        if bad:
+            raise ValueError(
+                "a Yes/No template needs {query}, {context} and {sentence} exactly once each; " + ", ".join(bad)
+            )
+        q, c, s = (template.index(p) for p in _PLACEHOLDERS)
+        if not q < c < s:
+            raise ValueError("the placeholders must come in the order {query}, {context}, {sentence}")
+        return cls(
+            before_query=template[:q],
+            before_context=template[q + len("{query}") : c],
+            before_sentence=template[c + len("{context}") : s],
+            after_sentence=template[s + len("{sentence}") :],
+        )
+
+    def head(self, query: str) -> str:
+        """The text before the document context, query filled in."""
+        return self.before_query + query + self.before_context
+
+    def suffix(self, sentence: str) -> str:
+        """The text after the document context, sentence filled in."""
+        return self.before_sentence + sentence + self.after_sentence
+
+    def render(self, query: str, context: str, sentence: str) -> str:
+        """The whole prompt as one string (for display; scoring encodes the pieces)."""
+        return self.head(query) + context + self.suffix(sentence)
+
+
+def document_context(document: Document) -> str:
+    """EXIT's ``Full context``: the sentence's own document as ``"{title}\\n{text}"``."""
+    return f"{document.title}\n{document.text}"
+
+
+def head_tail(ids: Sequence[int], budget: int) -> list[int]:
+    """The first ``ceil(budget/2)`` and the last ``floor(budget/2)`` ids (all of them if they fit)."""
+    if len(ids) <= budget:
+        return list(ids)
+    if budget <= 0:
+        return []
+    head = (budget + 1) // 2
+    tail = budget - head
+    return list(ids[:head]) + (list(ids[-tail:]) if tail else [])
+
+
+def _tokenizer_name(tokenizer: Any) -> str:
+    return f"{type(tokenizer).__name__} '{getattr(tokenizer, 'name_or_path', '') or '?'}'"
+
+
+def single_token_id(tokenizer: Any, word: str, owner: str) -> int:
+    """The id of ``word`` if the tokenizer encodes it (without special tokens) as exactly one token."""
+    ids = tokenizer.encode(word, add_special_tokens=False)
+    if len(ids) != 1:
+        raise ConfigError(
+            f"{owner}: the tokenizer {_tokenizer_name(tokenizer)} encodes {word!r} as {len(ids)} tokens {ids}; "
+            f'the Yes/No score needs "Yes" and "No" to be exactly one token each. '
+            f"Use a model whose tokenizer has them as single tokens (Gemma, Llama, SmolLM2 do)."
+        )
+    return int(ids[0])
+
+
+def leading_special_ids(tokenizer: Any) -> list[int]:
+    """``[bos]`` if the tokenizer puts BOS in front of a whole string, else ``[]``."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    if bos is None:
+        return []
+    with_special = tokenizer.encode("Yes")
+    without = tokenizer.encode("Yes", add_special_tokens=False)
+    if len(with_special) > len(without) and with_special[0] == bos:
+        return [int(bos)]
+    return []
+
+
+def resolve_max_length(requested: int | None, model_config: Any, tokenizer: Any) -> int:
+    """min(requested or 4096, the model's max positions, the tokenizer's max length)."""
+    limits = [requested if requested is not None else DEFAULT_MAX_LENGTH]
+    for limit in (getattr(model_config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)):
+        if isinstance(limit, int) and 0 < limit < _UNLIMITED:
+            limits.append(limit)
+    return min(limits)
+
+
+@dataclass(frozen=True)
+class EncodedPrompt:
+    """A prompt's ids in two parts: ``prefix`` = BOS + head + context (the same for every
+    sentence of a document unless its context was truncated differently) and ``suffix``."""
+
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+    context_length: int  # context tokens before truncation
+    truncated: bool = False
+
+    @property
+    def ids(self) -> list[int]:
+        return [*self.prefix, *self.suffix]
+
+    def __len__(self) -> int:
+        return len(self.prefix) + len(self.suffix)
+
+
+class YesNoPromptEncoder:
+    """Builds the token ids of every sentence's prompt under a length budget."""
+
+    def __init__(self, tokenizer: Any, template: str, max_length: int, overflow: str, owner: str = "CausalYesNoScorer") -> None:
+        self.tokenizer = tokenizer
+        self.template = YesNoTemplate.parse(template)
+        self.max_length = max_length
+        self.overflow = overflow
+        self.owner = owner
+        self.bos = tuple(leading_special_ids(tokenizer))
+        self.yes_id = single_token_id(tokenizer, "Yes", owner)
+        self.no_id = single_token_id(tokenizer, "No", owner)
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []
+
+    def encode_example(self, example: Example, sentences: Sequence[Sentence]) -> list[EncodedPrompt]:
+        """One prompt per sentence, in the order given; the head and each context are encoded once."""
+        head = self.bos + tuple(self._encode(self.template.head(example.question)))
+        contexts: dict[int, list[int]] = {}
+        prompts = []
+        for sentence in sentences:
+            if sentence.doc_index not in contexts:
+                contexts[sentence.doc_index] = self._encode(document_context(example.documents[sentence.doc_index]))
+            suffix = tuple(self._encode(self.template.suffix(sentence.text)))
+            prompts.append(self._fit(example, sentence, head, contexts[sentence.doc_index], suffix))
+        return prompts
+
+    def _fit(self, example: Example, sentence: Sentence, head: tuple[int, ...], context: list[int], suffix: tuple[int, ...]) -> EncodedPrompt:
+        budget = self.max_length - len(head) - len(suffix)
+        if len(context) <= budget:
+            return EncodedPrompt(head + tuple(context), suffix, len(context))
+        total = len(head) + len(context) + len(suffix)
+        where = (
+            f"{self.owner}: example '{example.id}', sentence {sentence.id} "
+            f"(document {sentence.doc_index} {example.documents[sentence.doc_index].title!r})"
+        )
+        sizes = f"instruction+query {len(head)}, document context {len(context)}, sentence piece {len(suffix)}"
+        if budget < 0:
+            raise PromptTooLongError(
+                f"{where}: the prompt without any document context already has {len(head) + len(suffix)} tokens, "
+                f"over max_length {self.max_length} ({sizes}); the instruction, query and sentence are never cut. "
+                f"Raise max_length (up to the model's limit) or split the text into shorter sentences."
+            )
+        if self.overflow == "error":
+            raise PromptTooLongError(
+                f"{where}: the prompt has {total} tokens, over max_length {self.max_length} ({sizes}). "
+                f'Set overflow = "head-tail" to keep the first and last parts of the document context, '
+                f"or raise max_length (up to the model's limit)."
+            )
+        return EncodedPrompt(head + tuple(head_tail(context, budget)), suffix, len(context), truncated=True)
