@@ -14,6 +14,7 @@ def register_compressors(register: Register) -> None:
         RandomCompressor,
     )
     from ragsift.compressors.ecorag import EcoragCompressor
+    from ragsift.compressors.exit import ExitCompressor
     from ragsift.compressors.pipeline import PipelineCompressor
     from ragsift.compressors.uncompressed import NoCompression
 
@@ -23,4 +24,5 @@ def register_compressors(register: Register) -> None:
     register("random", RandomCompressor)
     register("bm25", BM25Compressor)
     register("embedding", EmbeddingCompressor)
+    register("exit", ExitCompressor)
     register("ecorag", EcoragCompressor)
