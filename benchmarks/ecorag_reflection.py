@@ -1,0 +1,171 @@
+"""ECoRAG reflection: the paper's sequential loop vs one batched evaluator call.
+
+Same process, same compressor (``configs/ecorag-offline.toml`` by default: MiniLM dual encoder,
+zero-shot SmolLM2-135M-Instruct Yes/No evaluator, CPU, fp32), on the first N examples of the
+bundled HotpotQA sample (or ``--input``). Each example is split and scored once; then the
+reflection selector runs in both modes on the same scores, the modes alternating which goes
+first from one example to the next. Both modes must keep exactly the same sentences (asserted).
+
+Reported per mode: evaluator calls (model invocations of ``probabilities``), sets judged
+(evaluator inputs), wall time of selection, speed-up of batched over sequential, the chosen k
+and how many questions ended with an evidential set. ``--threshold`` overrides the evaluator's
+threshold (to exercise early stopping with a stand-in evaluator); nothing is tuned on the
+evaluation sample.
+
+    python benchmarks/ecorag_reflection.py --examples 10 --write BENCHMARKS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "## ECoRAG reflection"
+MODES = ("sequential", "batched")
+
+
+def build(config: str, threshold: float | None) -> dict[str, Any]:
+    """The compressor of ``config`` and one reflection selector per mode (sharing one model)."""
+    from ragsift.config import build_plugin, load_config
+
+    (compressor,) = load_config(config).build_compressors().values()
+    spec = {"name": "reflection", **compressor.selector.config()}
+    if threshold is not None:
+        spec["evaluator"] = {**spec["evaluator"], "threshold": threshold}
+    selectors = {mode: build_plugin("selector", {**spec, "mode": mode}) for mode in MODES}
+    compressor.warm_up()
+    for selector in selectors.values():
+        selector.warm_up()
+    return {"compressor": compressor, "selectors": selectors}
+
+
+def run(config: str, examples: int, source: str | None, threshold: float | None) -> dict[str, Any]:
+    from ragsift.datasets import load_examples
+
+    built = build(config, threshold)
+    compressor, selectors = built["compressor"], built["selectors"]
+    data = list(load_examples(source, limit=examples))
+    prepared = []
+    for ex in data:
+        sentences = compressor.splitter.split_all(ex.documents)
+        scores = np.asarray(compressor.scorer.score(ex, sentences), dtype=np.float64)
+        prepared.append((ex, sentences, scores))
+    # warm-up call (first-call allocations), not timed
+    ex0, s0, sc0 = prepared[0]
+    selectors["batched"].evaluator.probabilities(ex0.question, [[s0[0].text]])
+
+    rows: dict[str, dict[str, Any]] = {m: {"seconds": [], "calls": 0, "sets": 0, "k": [], "evidential": 0, "probabilities": []} for m in MODES}
+    for i, (ex, sentences, scores) in enumerate(prepared):
+        order = MODES if i % 2 == 0 else MODES[::-1]
+        kept = {}
+        for mode in order:
+            t = time.perf_counter()
+            selection = selectors[mode].select(ex, sentences, scores)
+            rows[mode]["seconds"].append(time.perf_counter() - t)
+            info = selection.info
+            rows[mode]["calls"] += info["evaluator_calls"]
+            rows[mode]["sets"] += info["sets_judged"]
+            rows[mode]["k"].append(info["chosen_k"])
+            rows[mode]["evidential"] += int(info["evidential"])
+            rows[mode]["probabilities"].extend(info["probabilities"])
+            kept[mode] = list(selection.kept)
+        assert kept["sequential"] == kept["batched"], f"example {ex.id}: the modes kept different sentences"
+        print(f"[{i + 1}/{len(prepared)}] {ex.id}: k={rows['sequential']['k'][-1]} "
+              f"seq {rows['sequential']['seconds'][-1]:.2f}s batched {rows['batched']['seconds'][-1]:.2f}s", file=sys.stderr)
+    evaluator = selectors["sequential"].evaluator
+    return {
+        "rows": rows, "n": len(prepared), "sentences": sum(len(s) for _, s, _ in prepared),
+        "evaluator": {"name": selectors["sequential"].params.evaluator["name"], "model": evaluator.params.model,
+                      "threshold": evaluator.params.threshold, "batch_size": evaluator.params.batch_size},
+        "step": selectors["sequential"].params.step, "max": selectors["sequential"].params.max_sentences,
+    }
+
+
+def report(result: dict[str, Any], command: str) -> str:
+    rows = result["rows"]
+    seq, bat = sum(rows["sequential"]["seconds"]), sum(rows["batched"]["seconds"])
+    ks = collections.Counter(rows["sequential"]["k"])
+    ev = result["evaluator"]
+    lines = [
+        f"`{command}`",
+        "",
+        f"{result['n']} examples ({result['sentences']} sentences), evaluator `{ev['name']}` `{ev['model']}` "
+        f"(threshold {ev['threshold']}, batch_size {ev['batch_size']}), step {result['step']}, max {result['max']}; "
+        f"{platform.processor() or platform.machine()}, torch threads {_threads()}. "
+        "Identical selections in both modes: asserted for every example.",
+        "",
+        "| mode | evaluator calls | sets judged | selection wall time (s) | mean per question (s) | median (s) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for mode in MODES:
+        r = rows[mode]
+        lines.append(
+            f"| {mode} | {r['calls']} | {r['sets']} | {sum(r['seconds']):.2f} | {statistics.mean(r['seconds']):.2f} | "
+            f"{statistics.median(r['seconds']):.2f} |"
+        )
+    lines += [
+        "",
+        f"Speed-up of batched over sequential (total wall time): {seq / bat:.2f}x. "
+        f"Chosen k: {', '.join(f'{k}: {c}' for k, c in sorted(ks.items()))}; "
+        f"evidential set found for {rows['sequential']['evidential']} of {result['n']} questions. "
+        f"P(evidential) over all sets judged in batched mode: {_quantiles(rows['batched']['probabilities'])}.",
+    ]
+    return "\n".join(lines)
+
+
+def _quantiles(values: list[float]) -> str:
+    q = np.quantile(np.asarray(values), [0.0, 0.25, 0.5, 0.75, 1.0])
+    return "min {:.3f}, q1 {:.3f}, median {:.3f}, q3 {:.3f}, max {:.3f}".format(*q)
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace (or append) this benchmark's section of a Markdown file, leaving the rest alone."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    section = f"{SECTION}\n\n{body}\n"
+    start = text.find(SECTION + "\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        nxt = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + section + (text[nxt + 1 :] if nxt >= 0 else "")
+    path.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=str(ROOT / "configs" / "ecorag-offline.toml"))
+    parser.add_argument("--examples", type=int, default=10, help="first N examples")
+    parser.add_argument("--input", help="dataset file (default: the bundled HotpotQA evaluation sample)")
+    parser.add_argument("--threshold", type=float, action="append",
+                        help="evaluator threshold(s) to run (repeatable; default: the config's)")
+    parser.add_argument("--write", metavar="FILE", help=f"replace the '{SECTION}' section of FILE with the results")
+    args = parser.parse_args(argv)
+    command = "python benchmarks/ecorag_reflection.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    bodies = []
+    for threshold in args.threshold or [None]:
+        result = run(args.config, args.examples, args.input, threshold)
+        body = report(result, command)
+        print(body)
+        bodies.append(f"### Evaluator threshold {result['evaluator']['threshold']}\n\n" + body)
+    if args.write:
+        write_section(Path(args.write), "\n\n".join(bodies))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
