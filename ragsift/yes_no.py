@@ -17,6 +17,8 @@ from ragsift.errors import ConfigError, PromptTooLongError
 
 __all__ = [
     "single_token_id",
+    "encode_prompts",
+    "shared_prefix_two_way_probabilities",
     "chat_prompt",
     "two_way_softmax",
     "causal_two_way_probabilities",
@@ -58,16 +60,35 @@ def two_way_softmax(positive_logits: Any, negative_logits: Any) -> list[float]:
     return [float(x) for x in torch.sigmoid(diff).cpu()]
 
 
-def _accepts_logits_to_keep(model: Any) -> bool:
-    """Whether the forward pass can skip the vocabulary projection of all but the last position
-    (saves batch x length x vocabulary floats)."""
+def encode_prompts(tokenizer: Any, prompts: Sequence[str], *, max_length: int, add_special_tokens: bool, owner: str) -> list[list[int]]:
+    """Token ids of each prompt; a prompt over ``max_length`` tokens raises
+    :class:`PromptTooLongError` (prompts are never cut: the question must stay whole)."""
+    encoded = [list(tokenizer.encode(p, add_special_tokens=add_special_tokens)) for p in prompts]
+    for i, ids in enumerate(encoded):
+        if len(ids) > max_length:
+            raise PromptTooLongError(
+                f"{owner}: prompt {i} has {len(ids)} tokens but max_length is {max_length}; "
+                f"raise max_length (up to the model's context) or judge fewer sentences."
+            )
+        if not ids:
+            raise ConfigError(f"{owner}: prompt {i} encodes to no tokens; check the input template.")
+    return encoded
+
+
+def _forward_accepts(model: Any, name: str) -> bool:
     import inspect
 
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
     try:
-        return "logits_to_keep" in inspect.signature(base.forward).parameters
+        return name in inspect.signature(base.forward).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _accepts_logits_to_keep(model: Any) -> bool:
+    """Whether the forward pass can skip the vocabulary projection of all but the last position
+    (saves batch x length x vocabulary floats)."""
+    return _forward_accepts(model, "logits_to_keep")
 
 
 def causal_two_way_probabilities(
@@ -93,15 +114,7 @@ def causal_two_way_probabilities(
 
     if not prompts:
         return []
-    encoded = [tokenizer.encode(p, add_special_tokens=add_special_tokens) for p in prompts]
-    for i, ids in enumerate(encoded):
-        if len(ids) > max_length:
-            raise PromptTooLongError(
-                f"{owner}: prompt {i} has {len(ids)} tokens but max_length is {max_length}; "
-                f"raise max_length (up to the model's context) or judge fewer sentences."
-            )
-        if not ids:
-            raise ConfigError(f"{owner}: prompt {i} encodes to no tokens; check the input template.")
+    encoded = encode_prompts(tokenizer, prompts, max_length=max_length, add_special_tokens=add_special_tokens, owner=owner)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     if pad_id is None:
         raise ConfigError(f"{owner}: the tokenizer has neither a pad nor an eos token to pad batches with.")
@@ -123,3 +136,74 @@ def causal_two_way_probabilities(
             ).logits[:, -1, :]
             out.extend(two_way_softmax(logits[:, positive_id], logits[:, negative_id]))
     return out
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _prefix_cache(model: Any) -> Any | None:
+    """An empty KV cache that can be cut back to any length, or ``None`` when the model's cache
+    has layers that cannot (sliding-window, linear-attention, quantized layers)."""
+    try:
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=model.config)
+    except Exception:  # an older or different cache API: use padded batches instead
+        return None
+    layers = getattr(cache, "layers", None)
+    if layers is not None and any(type(layer).__name__ != "DynamicLayer" for layer in layers):
+        return None
+    return cache
+
+
+def shared_prefix_two_way_probabilities(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    positive_id: int,
+    negative_id: int,
+    *,
+    max_length: int,
+    add_special_tokens: bool,
+    owner: str,
+) -> list[float] | None:
+    """Like :func:`causal_two_way_probabilities`, for prompts that share long prefixes (ECoRAG's
+    candidate sets: the top 4, top 8, ... sentences under one question).
+
+    The longest prompt runs once and keeps its KV cache; every other prompt reuses the cached
+    states of the tokens it shares with it (the longest common prefix of the token ids, so no
+    assumption about where the texts diverge) and runs only its own remaining tokens. With a
+    causal model this gives the same logits as running each prompt alone, for a fraction of the
+    tokens. Returns ``None`` (caller falls back to padded batches) for models whose cache cannot be
+    cut back.
+    """
+    import torch
+
+    if not prompts:
+        return []
+    encoded = encode_prompts(tokenizer, prompts, max_length=max_length, add_special_tokens=add_special_tokens, owner=owner)
+    cache = _prefix_cache(model)
+    if cache is None:
+        return None
+    device = next(model.parameters()).device
+    extra = {"logits_to_keep": 1} if _accepts_logits_to_keep(model) else {}
+    cache_arg = "cache" if _forward_accepts(model, "cache") else "past_key_values"
+    trunk = max(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out: list[float | None] = [None] * len(encoded)
+    with torch.inference_mode():
+        ids = torch.tensor([encoded[trunk]], dtype=torch.long, device=device)
+        logits = model(input_ids=ids, use_cache=True, **{cache_arg: cache}, **extra).logits[0, -1]
+        out[trunk] = two_way_softmax(logits[positive_id : positive_id + 1], logits[negative_id : negative_id + 1])[0]
+        # at least the last token of each prompt runs, to get its next-token logits
+        starts = {i: min(_common_prefix(encoded[i], encoded[trunk]), len(encoded[i]) - 1) for i in range(len(encoded)) if i != trunk}
+        for i in sorted(starts, key=lambda j: -starts[j]):  # the cache only ever shrinks back to a prefix
+            cache.crop(-(cache.get_seq_length() - starts[i]))
+            ids = torch.tensor([encoded[i][starts[i] :]], dtype=torch.long, device=device)
+            logits = model(input_ids=ids, use_cache=True, **{cache_arg: cache}, **extra).logits[0, -1]
+            out[i] = two_way_softmax(logits[positive_id : positive_id + 1], logits[negative_id : negative_id + 1])[0]
+    return [float(p) for p in out if p is not None]

@@ -5,6 +5,11 @@ causal LM does (the offline configs use SmolLM2-135M-Instruct). P(evidential) =
 P(Yes) / (P(Yes) + P(No)) from the next-token logits after the prompt, read through the chat
 template with a generation prompt.
 
+Several evidence sets in one call (the ``batched`` reflection mode) share most of their prompt:
+the top 8 sentences start with the top 4. With ``share_prefix`` (default) the longest prompt runs
+once and the others reuse its KV cache for the tokens they share, running only their own
+remaining tokens; the probabilities equal those of each prompt run alone (up to float rounding).
+
 Documented assumptions: the prompt (``template``, optional ``system_prompt``) is ragsift's own,
 phrased like EXIT's Yes/No question; prompts are never cut (too long -> an error).
 """
@@ -19,7 +24,12 @@ from pydantic import Field
 from ragsift.errors import ConfigError
 from ragsift.evaluators.base import Evaluator, EvaluatorParams
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.yes_no import causal_two_way_probabilities, chat_prompt, single_token_id
+from ragsift.yes_no import (
+    causal_two_way_probabilities,
+    chat_prompt,
+    shared_prefix_two_way_probabilities,
+    single_token_id,
+)
 
 __all__ = ["CausalEvaluator", "CausalEvaluatorParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
@@ -43,6 +53,9 @@ class CausalEvaluatorParams(EvaluatorParams):
     load_in_4bit: bool = False
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=4096, ge=1)
+    #: several sets in one call (batched reflection): run the longest prompt once and reuse its
+    #: KV cache for the prefix the others share with it; off = padded batches of ``batch_size``
+    share_prefix: bool = True
 
 
 class CausalEvaluator(Evaluator):
@@ -90,9 +103,16 @@ class CausalEvaluator(Evaluator):
         self.warm_up()
         assert self.label_ids is not None
         prompts = [self.prompt(question, s) for s in evidence_sets]
+        # the chat template writes its own begin-of-text marker; raw prompts get the tokenizer's
+        special = not self.params.use_chat_template
+        if self.params.share_prefix and len(prompts) > 1:
+            shared = shared_prefix_two_way_probabilities(
+                self._model, self._tokenizer, prompts, *self.label_ids,
+                max_length=self.params.max_length, add_special_tokens=special, owner="CausalEvaluator",
+            )
+            if shared is not None:
+                return shared
         return causal_two_way_probabilities(
-            self._model, self._tokenizer, prompts, *self.label_ids,
-            batch_size=self.params.batch_size, max_length=self.params.max_length,
-            # the chat template writes its own begin-of-text marker; raw prompts get the tokenizer's
-            add_special_tokens=not self.params.use_chat_template, owner="CausalEvaluator",
+            self._model, self._tokenizer, prompts, *self.label_ids, batch_size=self.params.batch_size,
+            max_length=self.params.max_length, add_special_tokens=special, owner="CausalEvaluator",
         )

@@ -46,7 +46,7 @@ def test_prompt_uses_the_chat_template(tiny_llama):
 
 
 def test_probabilities_match_a_forward_pass_and_ignore_left_padding(tiny_llama):
-    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", batch_size=3)
+    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", batch_size=2, share_prefix=False)  # 2 padded batches
     probs = evaluator.probabilities(QUESTION, SETS)
     expected = [_hand_probability(evaluator, evaluator.prompt(QUESTION, s)) for s in SETS]
     np.testing.assert_allclose(probs, expected, atol=1e-5)
@@ -108,3 +108,40 @@ def test_smollm2_gives_batch_independent_probabilities():
     singles = [evaluator.probabilities(QUESTION, [s])[0] for s in sets]
     np.testing.assert_allclose(batched, singles, atol=1e-4)
     assert all(0.0 < p < 1.0 for p in batched)
+
+
+def _nested_sets() -> list[list[str]]:
+    items = [f"Doc{i}: Sentence number {i} says something about topic {i % 3}." for i in range(10)]
+    return [items[:k] for k in (2, 4, 6, 8, 10)]
+
+
+@pytest.mark.parametrize("use_chat_template", [True, False])
+def test_shared_prefix_equals_padded_batches_and_single_prompts(tiny_llama, use_chat_template):
+    sets = _nested_sets() + [["Unrelated: nothing shared after the question."], _nested_sets()[1]]  # + a duplicate
+    shared = CausalEvaluator(model=tiny_llama, device="cpu", use_chat_template=use_chat_template)
+    padded = CausalEvaluator(model=tiny_llama, device="cpu", use_chat_template=use_chat_template, share_prefix=False)
+    a = shared.probabilities(QUESTION, sets)
+    b = padded.probabilities(QUESTION, sets)
+    singles = [shared.probabilities(QUESTION, [s])[0] for s in sets]
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    np.testing.assert_allclose(a, singles, atol=1e-5)
+    assert a[1] == pytest.approx(a[-1], abs=1e-6)
+
+
+def test_shared_prefix_runs_fewer_tokens(tiny_llama, monkeypatch):
+    evaluator = CausalEvaluator(model=tiny_llama, device="cpu")
+    evaluator.warm_up()
+    seen: list[int] = []
+    forward = evaluator._model.forward
+
+    def counting(*args, **kwargs):
+        seen.append(int(kwargs["input_ids"].numel()))
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(evaluator._model, "forward", counting)
+    sets = _nested_sets()
+    evaluator.probabilities(QUESTION, sets)
+    prompts = [evaluator._tokenizer.encode(evaluator.prompt(QUESTION, s), add_special_tokens=False) for s in sets]
+    assert len(seen) == len(sets)  # the longest prompt, then each other prompt's own tokens
+    assert seen[0] == max(len(p) for p in prompts)
+    assert sum(seen) < 0.5 * sum(len(p) for p in prompts)
