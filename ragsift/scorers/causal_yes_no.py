@@ -9,9 +9,9 @@ tokenized separately rather than as one string); batching in :mod:`ragsift.score
 
 Two modes give the same scores (max |diff| <= 1e-4 in fp32, tested):
 
-- ``prefix-shared`` (default): the shared prefix of a document's prompts runs once into a KV
-  cache; up to ``batch_size`` sentence suffixes are then scored in one packed forward pass with a
-  block attention mask (no padding). Needs an attention implementation that accepts a 4D mask
+- ``prefix-shared`` (default): the start all prompts share (template head + query) runs once
+  into a KV cache, each document's context once on top of it; up to ``batch_size`` sentence
+  suffixes are then scored in one packed forward pass with a block attention mask (no padding). Needs an attention implementation that accepts a 4D mask
   (``sdpa`` or ``eager``, the defaults) and no sliding window shorter than the prompts.
 - ``reference``: the EXIT authors' batching (``batch_size`` complete prompts per forward pass,
   left padding, pad = eos): the baseline the benchmark compares against.
@@ -34,6 +34,7 @@ from ragsift.plugin import Params
 from ragsift.scorers.base import Scorer
 from ragsift.scorers.yes_no_batches import (
     chunks,
+    common_prefix_length,
     left_padded_batch,
     packed_suffixes,
     shared_prefix_groups,
@@ -189,25 +190,42 @@ class CausalYesNoScorer(Scorer):
 
         enc = self.encoder
         out = torch.empty(len(prompts), dtype=torch.float32)
-        for group in shared_prefix_groups(prompts):
+        groups = shared_prefix_groups(prompts)
+        # level 1: the start every prompt shares (BOS + template head + query), once per call
+        n_root = common_prefix_length([g.prefix for g in groups])
+        cache = self._new_cache()
+        self._extend(cache, groups[0].prefix[:n_root], 0)
+        for group in groups:
+            # level 2: the rest of the group's prefix (the document context), once per group
             n_prefix = len(group.prefix)
-            cache = self._new_cache() if n_prefix else None
-            if n_prefix:
-                ids = torch.tensor([group.prefix], dtype=torch.long, device=self._device)
-                positions = torch.arange(n_prefix, device=self._device).unsqueeze(0)
-                self._next_token_logits(ids, attention_mask=None, position_ids=positions, keep=1, cache=cache)
-                self._count(n_prefix)
+            self._extend(cache, group.prefix[n_root:], n_root)
             for part in chunks(len(group.suffixes), self.params.batch_size):
                 packed = packed_suffixes(n_prefix, [group.suffixes[j] for j in part], self._activation_dtype, self._device)
                 logits = self._next_token_logits(packed.input_ids, attention_mask=packed.attention_mask,
                                                  position_ids=packed.position_ids, keep=packed.last, cache=cache)[0]
-                members = [group.members[j] for j in part]
-                out[members] = yes_probability(logits, enc.yes_id, enc.no_id).cpu()
-                n_suffix = packed.input_ids.shape[1]
-                self._count(n_suffix)
-                if cache is not None:
-                    cache.crop(-n_suffix)  # back to the prefix (negative = tokens to drop, old and new API)
+                out[[group.members[j] for j in part]] = yes_probability(logits, enc.yes_id, enc.no_id).cpu()
+                self._count(packed.input_ids.shape[1])
+                self._crop(cache, n_prefix)
+            self._crop(cache, n_root)
         return out
+
+    def _extend(self, cache: Any, ids: Sequence[int], start: int) -> None:
+        """Run ``ids`` (positions ``start``...) causally on top of ``cache``, growing it."""
+        import torch
+
+        if not ids:
+            return
+        input_ids = torch.tensor([list(ids)], dtype=torch.long, device=self._device)
+        positions = torch.arange(start, start + len(ids), device=self._device).unsqueeze(0)
+        self._next_token_logits(input_ids, attention_mask=None, position_ids=positions, keep=1, cache=cache)
+        self._count(len(ids))
+
+    @staticmethod
+    def _crop(cache: Any, length: int) -> None:
+        """Drop cached positions from ``length`` on (negative crop = tokens to drop, old and new API)."""
+        extra = cache.get_seq_length() - length
+        if extra > 0:
+            cache.crop(-extra)
 
     def _count(self, tokens: int) -> None:
         self.stats["forward_passes"] += 1

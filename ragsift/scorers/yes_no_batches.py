@@ -6,12 +6,14 @@ Position ids count real tokens only (``cumsum(mask) - 1``), so each row is score
 it were alone; with rotary position embeddings (Gemma, Llama) this equals the authors' call,
 which leaves the positions of left-padded rows shifted, up to float rounding.
 
-``prefix-shared``: the prompts of one document share ``BOS + head + context`` and, usually, the
-first suffix tokens (``"\\nSentence:\\n"``). :func:`shared_prefix_groups` groups prompts by their
-longest common prefix (exact ids: a head-tail truncated context differs per sentence, and such
-prompts simply fall into smaller groups); the prefix runs once per group into a KV cache, then
-:func:`packed_suffixes` lays up to ``batch_size`` suffixes side by side in ONE row with a block
-attention mask: each suffix token sees the whole prefix and the earlier tokens of its own
+``prefix-shared``: a prefix tree of two levels over the prompts' ids. All prompts of an example
+share ``BOS + head`` (template start + query; :func:`common_prefix_length`); the prompts of one
+document also share the context and, usually, the first suffix tokens (``"\\nSentence:\\n"``).
+:func:`shared_prefix_groups` groups prompts by their longest common prefix (exact ids: a head-tail
+truncated context differs per sentence, and such prompts simply fall into smaller groups). The
+example's shared start runs once into a KV cache; each group's remaining prefix runs once on top
+of it; then :func:`packed_suffixes` lays up to ``batch_size`` suffixes side by side in ONE row with
+a block attention mask: each suffix token sees the whole prefix and the earlier tokens of its own
 suffix, nothing else; position ids continue from the prefix in every suffix. No padding at all.
 """
 
@@ -23,7 +25,15 @@ from typing import Any
 
 from ragsift.scorers.yes_no_prompt import EncodedPrompt
 
-__all__ = ["PrefixGroup", "PackedSuffixes", "shared_prefix_groups", "packed_suffixes", "left_padded_batch", "chunks"]
+__all__ = [
+    "PrefixGroup",
+    "PackedSuffixes",
+    "shared_prefix_groups",
+    "common_prefix_length",
+    "packed_suffixes",
+    "left_padded_batch",
+    "chunks",
+]
 
 
 @dataclass
@@ -36,7 +46,10 @@ class PrefixGroup:
     suffixes: list[tuple[int, ...]] = field(default_factory=list)
 
 
-def _common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+def common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+    """How many leading ids all ``seqs`` share (0 for no sequences)."""
+    if not seqs:
+        return 0
     first = seqs[0]
     n = min(len(s) for s in seqs)
     for i in range(n):
@@ -55,7 +68,7 @@ def shared_prefix_groups(prompts: Sequence[EncodedPrompt]) -> list[PrefixGroup]:
     groups = []
     for prefix, members in by_prefix.items():
         suffixes = [prompts[i].suffix for i in members]
-        shared = min(_common_prefix_length(suffixes), min(len(s) for s in suffixes) - 1)
+        shared = min(common_prefix_length(suffixes), min(len(s) for s in suffixes) - 1)
         shared = max(shared, 0)
         groups.append(PrefixGroup(prefix + tuple(suffixes[0][:shared]), members, [s[shared:] for s in suffixes]))
     return groups

@@ -15,6 +15,7 @@ from ragsift.errors import ConfigError, PromptTooLongError
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
 from ragsift.registry import get_registry
 from ragsift.scorers.causal_yes_no import CausalYesNoScorer, yes_probability
+from ragsift.scorers.yes_no_batches import common_prefix_length, shared_prefix_groups
 from ragsift.scorers.yes_no_prompt import EXIT_TEMPLATE, head_tail
 from ragsift.types import Document, Example, Sentence
 
@@ -194,8 +195,22 @@ def test_prefix_shared_equals_reference(tok, models, ex, arch):
     shared = CausalYesNoScorer.from_model(model, tok, mode="prefix-shared")
     got = shared.score(example, sentences)
     assert np.abs(got - ref).max() <= 1e-4
-    assert shared.stats["tokens"] < sum(len(p) for p in shared.prompts(example, sentences))  # the prefix was shared
     assert ref.std() > 0.01
+    # tokens run: the shared start once, each document's rest of prefix once, every suffix once
+    groups = shared_prefix_groups(shared.prompts(example, sentences))
+    root = common_prefix_length([g.prefix for g in groups])
+    assert len(groups) == 3 and root > 0
+    assert shared.stats["tokens"] == root + sum(len(g.prefix) - root + sum(map(len, g.suffixes)) for g in groups)
+    assert shared.stats["tokens"] < 0.6 * sum(len(p) for p in shared.prompts(example, sentences))
+
+
+def test_prefix_shared_refuses_a_sliding_window_shorter_than_the_prompts(tok, ex):
+    example, sentences = ex
+    model = tiny.build_tiny_lm("llama", len(tok))
+    model.config.sliding_window = 32
+    with pytest.raises(ConfigError, match="sliding attention window"):
+        CausalYesNoScorer.from_model(model, tok).score(example, sentences)
+    assert CausalYesNoScorer.from_model(model, tok, mode="reference").score(example, sentences[:1]).shape == (1,)
 
 
 @pytest.mark.parametrize("mode", ["reference", "prefix-shared"])

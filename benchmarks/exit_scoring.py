@@ -1,0 +1,227 @@
+"""EXIT sentence scoring: the authors' batching vs ragsift's prefix-shared scoring.
+
+Same process, same model (the offline SmolLM2-135M-Instruct of ``configs/exit-offline.toml``,
+CPU, fp32), same prompts, on the first N examples of the bundled HotpotQA sample (10 documents
+each). Rows:
+
+- ``reference``: ragsift's ``mode = "reference"``: the authors' batching (8 complete prompts
+  per forward pass, left padding, pad = eos), next-token logits at the last position only;
+- ``authors-call``: the same batches run exactly as the authors' code calls the model
+  (``model(input_ids, attention_mask)``: default positions, logits at EVERY position);
+- ``prefix-shared``: ragsift's default mode.
+
+Modes alternate inside every repeat so that load from other processes hits all of them alike.
+Reported: tokens run through the model (padding included), forward passes, wall time and CPU
+time of this process (medians over repeats), sentences/s, peak growth of the C heap in use during
+the mode (glibc mallinfo2, sampled every 2 ms), max |score difference| against ``reference``,
+and speed-ups. This script only measures speed: nothing is
+tuned on the evaluation sample.
+
+    python benchmarks/exit_scoring.py --examples 3 --repeats 3 --write BENCHMARKS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "## EXIT scoring"
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+class PeakMemory:
+    """Peak growth (MiB) of the C heap in use while the block runs, sampled every 2 ms.
+
+    glibc's ``mallinfo2`` (bytes allocated and not freed, mmapped chunks included) sees torch's
+    CPU tensors, which tracemalloc does not, and unlike the process RSS it drops when memory is
+    freed, so modes run one after another are measured alike. Falls back to RSS growth.
+    """
+
+    def __init__(self, interval: float = 0.002) -> None:
+        self.interval = interval
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+            libc.mallinfo2.restype = _MallInfo2
+            self._mallinfo = libc.mallinfo2
+            self.kind = "heap in use (glibc mallinfo2)"
+        except (OSError, AttributeError):
+            self._mallinfo = None
+            self.kind = "RSS"
+
+    def _now(self) -> int:
+        if self._mallinfo is not None:
+            info = self._mallinfo()
+            return int(info.uordblks + info.hblkhd)
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def __enter__(self) -> PeakMemory:
+        self.base = self.peak = self._now()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.peak = max(self.peak, self._now())
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._now())
+
+    @property
+    def growth_mib(self) -> float:
+        return (self.peak - self.base) / 2**20
+
+
+def authors_call_scores(scorer: Any, prompts: list[Any], batch_size: int) -> tuple[np.ndarray, int, int]:
+    """The authors' model call on the reference batches: default positions, full logits."""
+    import torch
+
+    from ragsift.scorers.causal_yes_no import yes_probability
+    from ragsift.scorers.yes_no_batches import chunks, left_padded_batch
+
+    model, enc = scorer._model, scorer.encoder
+    out, tokens, passes = [], 0, 0
+    with torch.inference_mode():
+        for rows in chunks(len(prompts), batch_size):
+            ids, mask, _ = left_padded_batch([prompts[i].ids for i in rows], scorer._pad_id)
+            logits = model(input_ids=ids, attention_mask=mask).logits[:, -1, :]
+            out.append(yes_probability(logits, enc.yes_id, enc.no_id).double().numpy())
+            tokens += ids.numel()
+            passes += 1
+    return np.concatenate(out), tokens, passes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int, default=3, help="first N examples of the bundled HotpotQA sample")
+    parser.add_argument("--repeats", type=int, default=1, help="timed repeats of every mode (median reported)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--config", default=str(ROOT / "configs" / "exit-offline.toml"), help="the scorer's config")
+    parser.add_argument("--no-authors-call", action="store_true", help="skip the authors-call row (slowest)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    parser.add_argument("--write", metavar="FILE", help=f"replace the '{SECTION}' section of FILE with the results")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    from ragsift.config import build_plugin
+    from ragsift.datasets import load_examples
+    from ragsift.splitters.sentencizer import SentencizerSplitter
+
+    spec = dict(tomllib.loads(Path(args.config).read_text())["compressor"]["scorer"])
+    spec.update(batch_size=args.batch_size, device="cpu", dtype="fp32")
+    scorers = {mode: build_plugin("scorer", {**spec, "mode": mode}) for mode in ("reference", "prefix-shared")}
+    for scorer in scorers.values():
+        scorer.warm_up()  # models.py caches: both hold the same model object
+    assert scorers["reference"]._model is scorers["prefix-shared"]._model
+
+    splitter = SentencizerSplitter()
+    examples = [(ex, splitter.split_all(ex.documents)) for ex in load_examples(None, limit=args.examples)]
+    n_sentences = sum(len(s) for _, s in examples)
+    # warm-up pass (first-call allocations), not timed
+    scorers["prefix-shared"].score(examples[0][0], examples[0][1][:2])
+    scorers["reference"].score(examples[0][0], examples[0][1][:2])
+
+    modes = ["reference", "prefix-shared"] + ([] if args.no_authors_call else ["authors-call"])
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    cpu: dict[str, list[float]] = {m: [] for m in modes}
+    peaks: dict[str, float] = {m: 0.0 for m in modes}
+    tokens: dict[str, int] = {}
+    passes: dict[str, int] = {}
+    scores: dict[str, np.ndarray] = {}
+    memory_kind = PeakMemory().kind
+    for repeat in range(args.repeats):
+        for mode in modes:
+            if mode == "authors-call" and repeat > 0:
+                continue  # the slowest row runs once
+            per_example, tok, fwd = [], 0, 0
+            with PeakMemory() as mem:
+                start, start_cpu = time.perf_counter(), time.process_time()
+                for ex, sentences in examples:
+                    if mode == "authors-call":
+                        ref = scorers["reference"]
+                        s, t, f = authors_call_scores(ref, ref.prompts(ex, sentences), args.batch_size)
+                    else:
+                        scorer = scorers[mode]
+                        s = scorer.score(ex, sentences)
+                        t, f = scorer.stats["tokens"], scorer.stats["forward_passes"]
+                    per_example.append(s)
+                    tok += t
+                    fwd += f
+                times[mode].append(time.perf_counter() - start)
+                cpu[mode].append(time.process_time() - start_cpu)
+            peaks[mode] = max(peaks[mode], mem.growth_mib)
+            tokens[mode], passes[mode], scores[mode] = tok, fwd, np.concatenate(per_example)
+            print(f"[{repeat}] {mode}: {times[mode][-1]:.1f} s wall, {cpu[mode][-1]:.1f} s CPU", file=sys.stderr)
+
+    base = statistics.median(times["reference"])
+    base_cpu = statistics.median(cpu["reference"])
+    lines = [
+        f"Command: `python benchmarks/exit_scoring.py --examples {args.examples} --repeats {args.repeats}"
+        f" --batch-size {args.batch_size}`  ",
+        f"Model: `{spec['model']}` (SmolLM2-135M-Instruct, fp32, CPU, {torch.get_num_threads()} torch threads), "
+        f"template of `{Path(args.config).name}`; {args.examples} HotpotQA examples, {n_sentences} sentences "
+        f"(sentencizer); median over {args.repeats} repeat(s) (authors-call: 1 run); torch {torch.__version__}, "
+        f"{os.cpu_count()} CPUs shared with other work (CPU time is the steadier figure).",
+        "",
+        f"| mode | tokens through the model | forward passes | wall time (s) | CPU time (s) | sentences/s (wall) | peak {memory_kind} growth (MiB) | max abs score diff vs reference | speed-up vs reference (wall / CPU) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for mode in modes:
+        wall, used = statistics.median(times[mode]), statistics.median(cpu[mode])
+        diff = float(np.abs(scores[mode] - scores["reference"]).max())
+        lines.append(
+            f"| {mode} | {tokens[mode]:,} | {passes[mode]} | {wall:.1f} | {used:.1f} | {n_sentences / wall:.2f} | "
+            f"{peaks[mode]:.0f} | {diff:.2e} | {base / wall:.2f}x / {base_cpu / used:.2f}x |"
+        )
+    lines.append("")
+    lines.append(f"Token ratio reference / prefix-shared: {tokens['reference'] / tokens['prefix-shared']:.2f}.")
+    if "authors-call" in modes:
+        lines[-1] += (
+            f" prefix-shared vs authors-call: {statistics.median(times['authors-call']) / statistics.median(times['prefix-shared']):.2f}x wall, "
+            f"{statistics.median(cpu['authors-call']) / statistics.median(cpu['prefix-shared']):.2f}x CPU."
+        )
+    lines.append("All wall times (s): " + "; ".join(f"{m}: " + ", ".join(f"{t:.1f}" for t in times[m]) for m in modes) + ".")
+    report = "\n".join(lines)
+    print(report)
+    if args.write:
+        write_section(Path(args.write), report)
+    return 0
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace (or append) this benchmark's section of a Markdown file, leaving the rest alone."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    section = f"{SECTION}\n\n{body}\n"
+    start = text.find(SECTION + "\n")
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        nxt = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + section + (text[nxt + 1 :] if nxt >= 0 else "")
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
