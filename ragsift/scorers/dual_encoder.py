@@ -15,6 +15,8 @@ Documented assumptions (ECoRAG's trained encoder is not public):
   as normalisation, are then ignored).
 - Sentences are encoded as their text alone (no title), with ``sentence_prefix`` before each;
   the query as ``query_prefix + question``. Both prefixes are empty by default.
+- ``dtype`` applies to the transformers backend (``mean`` / ``cls``); a sentence-transformers
+  model loads in its own default precision.
 - Query and sentences share one encoder unless ``query_model`` names another (Contriever and
   ECoRAG share weights).
 """
