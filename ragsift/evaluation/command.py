@@ -34,7 +34,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``evaluate`` to the ``ragsift`` command line."""
     p = subparsers.add_parser(
         "evaluate", help="evaluate compressors (evidence, tokens, latency, EM/F1) with CIs",

@@ -11,8 +11,8 @@ from ragsift.metrics.base import MetricOutput
 
 __all__ = ["build_summary", "format_table", "format_markdown", "LATENCY_STAGES", "COLUMN_ORDER"]
 
-#: stages reported in milliseconds, in pipeline order
-LATENCY_STAGES = ("split", "score", "select", "assemble", "compress", "read")
+#: stages reported in milliseconds, in pipeline order; ``total`` = compress + read (EXIT's latency)
+LATENCY_STAGES = ("split", "score", "select", "assemble", "compress", "read", "total")
 #: preferred order of metric columns; other metrics follow in name order
 COLUMN_ORDER = (
     "evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens",
@@ -64,7 +64,8 @@ def build_summary(
             values[key] = ci.to_dict()
         latency: dict[str, Any] = {}
         for stage in LATENCY_STAGES:
-            ms = [float(r["timings"][stage]) * 1000 for r in recs if stage in r.get("timings", {})]
+            ms = [_stage_seconds(r.get("timings", {}), stage) * 1000 for r in recs]
+            ms = [m for m in ms if m == m]  # drop NaN: stage absent
             if ms:
                 latency[stage] = bootstrap_ci(ms, samples, confidence, derive_seed(seed, label, "latency", stage)).to_dict()
         summary["compressors"][label] = {"n": len(recs), "values": values, "latency_ms": latency}
@@ -86,6 +87,12 @@ def build_summary(
                 tests[key] = test.to_dict()
             summary["comparisons"][label] = tests
     return summary
+
+
+def _stage_seconds(timings: Mapping[str, float], stage: str) -> float:
+    if stage == "total":
+        return float(timings["compress"]) + float(timings["read"]) if {"compress", "read"} <= set(timings) else float("nan")
+    return float(timings[stage]) if stage in timings else float("nan")
 
 
 def _columns(summary: Mapping[str, Any]) -> list[str]:
@@ -178,5 +185,8 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
     if stages:
         lat_rows = [[label] + [_cell(c["latency_ms"].get(s), "ms", True) for s in stages]
                     for label, c in summary["compressors"].items()]
-        parts += ["", "## Latency per example (ms)", "", _md_table(["compressor", *stages], lat_rows)]
+        parts += ["", "## Latency per example (ms)", "",
+                  "Stage timings from each compression; compress = the whole compress() call; read = the "
+                  "reader's time (with a reading batch of N examples, each example's share of the batch); "
+                  "total = compress + read.", "", _md_table(["compressor", *stages], lat_rows)]
     return "\n".join(parts) + "\n"

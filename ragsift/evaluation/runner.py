@@ -30,6 +30,7 @@ from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.timing import timed_compress, timed_read
 from ragsift.metrics.base import Metric, MetricInput, MetricOutput
 from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.readers.base import ReaderAnswer
 from ragsift.types import Example
 
 __all__ = ["EvaluationInterrupted", "RunOptions", "run_evaluation", "resolve_data"]
@@ -94,7 +95,7 @@ def _build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> li
         if reader is None and getattr(cls, "needs_reader", False):
             continue
         spec = dict(spec)
-        if "tokenizer" in getattr(cls.Params, "model_fields", {}) and "tokenizer" not in spec:
+        if "tokenizer" in getattr(getattr(cls, "Params", None), "model_fields", {}) and "tokenizer" not in spec:
             spec["tokenizer"] = tokenizer
         metrics.append(build_plugin("metric", spec, f"{source} [evaluation] metric '{spec['name']}'"))
     return metrics
@@ -199,11 +200,11 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
             for start in range(0, len(todo), settings.batch_size):
                 batch = todo[start : start + settings.batch_size]
                 results = [timed_compress(compressor, ex, settings.repeats) for ex in batch]
+                answers: Sequence[ReaderAnswer | None] = [None] * len(batch)
+                seconds: Sequence[float | None] = [None] * len(batch)
                 if reader is not None:
                     answers, seconds = timed_read(reader, [ex.question for ex in batch], [r.text for r in results],
                                                   settings.repeats)
-                else:
-                    answers, seconds = [None] * len(batch), [None] * len(batch)
                 for ex, result, answer, secs in zip(batch, results, answers, seconds, strict=True):
                     writer.write(_record(label, ex, result, answer, secs, metrics))
                     written += 1

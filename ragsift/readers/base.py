@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
@@ -76,7 +76,7 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
 class Reader(Plugin):
     """Answers questions from a context. Subclasses implement :meth:`answer_many`."""
 
-    Params = ReaderParams
+    Params: ClassVar[type[Params]] = ReaderParams
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
