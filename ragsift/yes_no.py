@@ -202,7 +202,9 @@ def shared_prefix_two_way_probabilities(
         # at least the last token of each prompt runs, to get its next-token logits
         starts = {i: min(_common_prefix(encoded[i], encoded[trunk]), len(encoded[i]) - 1) for i in range(len(encoded)) if i != trunk}
         for i in sorted(starts, key=lambda j: -starts[j]):  # the cache only ever shrinks back to a prefix
-            cache.crop(-(cache.get_seq_length() - starts[i]))
+            surplus = cache.get_seq_length() - starts[i]
+            if surplus > 0:  # crop(-n) removes n tokens (crop(0) would empty the cache in older versions)
+                cache.crop(-surplus)
             ids = torch.tensor([encoded[i][starts[i] :]], dtype=torch.long, device=device)
             logits = model(input_ids=ids, use_cache=True, **{cache_arg: cache}, **extra).logits[0, -1]
             out[i] = two_way_softmax(logits[positive_id : positive_id + 1], logits[negative_id : negative_id + 1])[0]
