@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     base_cpu = statistics.median(cpu["reference"])
     lines = [
         f"Command: `python benchmarks/exit_scoring.py --examples {args.examples} --repeats {args.repeats}"
-        f" --batch-size {args.batch_size}`  ",
+        f" --batch-size {args.batch_size}" + (f" --threads {args.threads}" if args.threads else "") + "`  ",
         f"Model: `{spec['model']}` (SmolLM2-135M-Instruct, fp32, CPU, {torch.get_num_threads()} torch threads), "
         f"template of `{Path(args.config).name}`; {args.examples} HotpotQA examples, {n_sentences} sentences "
         f"(sentencizer); median over {args.repeats} repeat(s) (authors-call: 1 run); torch {torch.__version__}, "

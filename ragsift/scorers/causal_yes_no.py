@@ -4,8 +4,15 @@ For every sentence the model reads the query, the sentence's OWN document (``"{t
 and the sentence, then the next-token logits of ``"Yes"`` and ``"No"`` give the score
 ``P(Yes) / (P(Yes) + P(No)) = sigmoid(l_yes - l_no)``, computed in fp32 (the softmax over the full
 vocabulary restricted to those two tokens). Prompt building, BOS handling and the overflow policy
-live in :mod:`ragsift.scorers.yes_no_prompt` (its docstring explains why the prompt's pieces are
-tokenized separately rather than as one string); batching in :mod:`ragsift.scorers.yes_no_batches`.
+live in :mod:`ragsift.scorers.yes_no_prompt`; batching in :mod:`ragsift.scorers.yes_no_batches`.
+
+Tokenization: the prompt is encoded as three pieces (template head with the query, the
+document context, the suffix with the sentence), each without special tokens, concatenated, with
+BOS in front only when the tokenizer adds BOS to a whole string (Gemma, Llama; not SmolLM2). This
+is what the EXIT reference code does. It can differ from encoding the whole prompt string at once
+by a few tokens at the two piece boundaries (a BPE merge across ``"...context:\n" | "Title..."``
+cannot happen); in exchange the context can be cut exactly and the prefix ids are identical for
+every sentence of a document, which prefix sharing needs.
 
 Two modes give the same scores (max |diff| <= 1e-4 in fp32, tested):
 
