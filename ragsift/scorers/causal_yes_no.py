@@ -31,7 +31,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -113,6 +113,8 @@ class CausalYesNoScorer(Scorer):
     """Scores each sentence by a causal LM's normalised P("Yes") (EXIT's classifier)."""
 
     Params = CausalYesNoParams
+    #: scoring loads a language model (the conformance kit checks only what needs none)
+    needs_model: ClassVar[bool] = True
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
