@@ -203,6 +203,15 @@ def main(argv: list[str] | None = None) -> int:
             f"{statistics.median(cpu['authors-call']) / statistics.median(cpu['prefix-shared']):.2f}x CPU."
         )
     lines.append("All wall times (s): " + "; ".join(f"{m}: " + ", ".join(f"{t:.1f}" for t in times[m]) for m in modes) + ".")
+    lines += [
+        "",
+        "Rows: `reference` = ragsift's `mode = \"reference\"`, the EXIT authors' batching (8 complete prompts per "
+        "forward pass, left padding, pad = eos) with next-token logits at the last position only; `authors-call` = "
+        "the same batches called as the authors' code does (default positions, logits at every position, "
+        "then the last one taken); `prefix-shared` = ragsift's default (query head once per example, each "
+        "document's context once, the sentence suffixes of a document packed into one row with a block "
+        "attention mask over the KV cache). Tokens include padding. Score differences are fp32 rounding.",
+    ]
     report = "\n".join(lines)
     print(report)
     if args.write:

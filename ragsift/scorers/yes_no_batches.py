@@ -15,6 +15,10 @@ example's shared start runs once into a KV cache; each group's remaining prefix 
 of it; then :func:`packed_suffixes` lays up to ``batch_size`` suffixes side by side in ONE row with
 a block attention mask: each suffix token sees the whole prefix and the earlier tokens of its own
 suffix, nothing else; position ids continue from the prefix in every suffix. No padding at all.
+To keep forward passes few and large, consecutive documents are handled together
+(:func:`group_batches`, at most ``batch_size`` sentences): their contexts run in one packed pass
+(each seeing the shared start only), then their suffixes in one packed pass (each seeing the
+shared start and its own document's context), see :func:`packed_segments`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ __all__ = [
     "shared_prefix_groups",
     "common_prefix_length",
     "packed_suffixes",
+    "packed_segments",
+    "Segment",
+    "group_batches",
     "left_padded_batch",
     "chunks",
 ]
@@ -79,39 +86,68 @@ def chunks(n: int, size: int) -> list[range]:
     return [range(start, min(start + size, n)) for start in range(0, n, size)]
 
 
+def group_batches(groups: Sequence[PrefixGroup], batch_size: int) -> list[list[PrefixGroup]]:
+    """Consecutive groups with at most ``batch_size`` suffixes in total (a larger group alone)."""
+    out: list[list[PrefixGroup]] = []
+    current: list[PrefixGroup] = []
+    count = 0
+    for group in groups:
+        if current and count + len(group.suffixes) > batch_size:
+            out.append(current)
+            current, count = [], 0
+        current.append(group)
+        count += len(group.suffixes)
+    if current:
+        out.append(current)
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Token ids placed after a KV cache: they see the cache positions in ``visible``
+    (``(start, end)`` ranges) and the earlier ids of the same segment; positions start at ``position``."""
+
+    ids: tuple[int, ...]
+    visible: tuple[tuple[int, int], ...]
+    position: int
+
+
 @dataclass
 class PackedSuffixes:
-    """One row holding several suffixes after a cached prefix of length ``prefix_length``.
+    """One row holding several segments after a cache of length ``cache_length``.
 
     ``attention_mask`` is additive (0 = attend, dtype minimum = blocked), shape
-    ``[1, 1, S, prefix_length + S]``; ``last`` holds each suffix's last position in the row.
+    ``[1, 1, S, cache_length + S]``; ``last`` holds each segment's last position in the row.
     """
 
     input_ids: Any
     position_ids: Any
     attention_mask: Any
     last: Any
-    prefix_length: int
+    cache_length: int
 
 
-def packed_suffixes(prefix_length: int, suffixes: Sequence[Sequence[int]], dtype: Any, device: Any = "cpu") -> PackedSuffixes:
-    """Inputs that score ``suffixes`` against one cached prefix in a single forward pass."""
+def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, device: Any = "cpu") -> PackedSuffixes:
+    """Inputs that run several segments, each against its own part of the cache, in one forward pass."""
     import torch
 
-    lengths = [len(s) for s in suffixes]
+    lengths = [len(seg.ids) for seg in segments]
     if not lengths or min(lengths) < 1:
-        raise ValueError("packed_suffixes needs at least one suffix, each with at least one token")
+        raise ValueError("packed_segments needs at least one segment, each with at least one token")
     total = sum(lengths)
-    ids = torch.tensor([t for s in suffixes for t in s], dtype=torch.long, device=device).unsqueeze(0)
-    allowed = torch.zeros(total, prefix_length + total, dtype=torch.bool, device=device)
-    allowed[:, :prefix_length] = True
+    ids = torch.tensor([t for seg in segments for t in seg.ids], dtype=torch.long, device=device).unsqueeze(0)
+    allowed = torch.zeros(total, cache_length + total, dtype=torch.bool, device=device)
     positions = torch.empty(total, dtype=torch.long, device=device)
     last = []
     start = 0
-    for n in lengths:
+    for seg, n in zip(segments, lengths, strict=True):
         end = start + n
-        allowed[start:end, prefix_length + start : prefix_length + end] = torch.ones(n, n, dtype=torch.bool, device=device).tril()
-        positions[start:end] = torch.arange(prefix_length, prefix_length + n, device=device)
+        for lo, hi in seg.visible:
+            if not 0 <= lo <= hi <= cache_length:
+                raise ValueError(f"visible range {(lo, hi)} is outside the cache of length {cache_length}")
+            allowed[start:end, lo:hi] = True
+        allowed[start:end, cache_length + start : cache_length + end] = torch.ones(n, n, dtype=torch.bool, device=device).tril()
+        positions[start:end] = torch.arange(seg.position, seg.position + n, device=device)
         last.append(end - 1)
         start = end
     mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
@@ -120,8 +156,16 @@ def packed_suffixes(prefix_length: int, suffixes: Sequence[Sequence[int]], dtype
         position_ids=positions.unsqueeze(0),
         attention_mask=mask[None, None],
         last=torch.tensor(last, dtype=torch.long, device=device),
-        prefix_length=prefix_length,
+        cache_length=cache_length,
     )
+
+
+def packed_suffixes(prefix_length: int, suffixes: Sequence[Sequence[int]], dtype: Any, device: Any = "cpu") -> PackedSuffixes:
+    """Inputs that score ``suffixes`` against one cached prefix of ``prefix_length`` in one pass."""
+    if any(len(s) < 1 for s in suffixes):
+        raise ValueError("packed_suffixes needs suffixes of at least one token")
+    segments = [Segment(tuple(s), ((0, prefix_length),), prefix_length) for s in suffixes]
+    return packed_segments(prefix_length, segments, dtype, device)
 
 
 def left_padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: Any = "cpu") -> tuple[Any, Any, Any]:

@@ -6,9 +6,13 @@ import pytest
 import torch
 
 from ragsift.scorers.yes_no_batches import (
+    PrefixGroup,
+    Segment,
     chunks,
     common_prefix_length,
+    group_batches,
     left_padded_batch,
+    packed_segments,
     packed_suffixes,
     shared_prefix_groups,
 )
@@ -69,3 +73,25 @@ def test_left_padding_with_positions_of_real_tokens():
 def test_chunks():
     assert [list(r) for r in chunks(5, 2)] == [[0, 1], [2, 3], [4]]
     assert chunks(0, 8) == []
+
+
+def test_packed_segments_see_only_their_own_cache_ranges():
+    segments = [Segment((20, 21), ((0, 2), (2, 4)), 4), Segment((22,), ((0, 2), (4, 5)), 3)]
+    packed = packed_segments(5, segments, torch.float32)
+    assert packed.input_ids.tolist() == [[20, 21, 22]]
+    assert packed.position_ids.tolist() == [[4, 5, 3]]
+    assert packed.last.tolist() == [1, 2]
+    allowed = (packed.attention_mask[0, 0] == 0).int().tolist()
+    assert allowed == [
+        [1, 1, 1, 1, 0, 1, 0, 0],
+        [1, 1, 1, 1, 0, 1, 1, 0],
+        [1, 1, 0, 0, 1, 0, 0, 1],
+    ]
+    with pytest.raises(ValueError, match="outside the cache"):
+        packed_segments(3, [Segment((1,), ((0, 4),), 4)], torch.float32)
+
+
+def test_group_batches_fill_up_to_batch_size():
+    groups = [PrefixGroup((1,), list(range(n)), [(9,)] * n) for n in (3, 4, 2, 10, 1)]
+    sizes = [[len(g.suffixes) for g in batch] for batch in group_batches(groups, 8)]
+    assert sizes == [[3, 4], [2], [10], [1]]
