@@ -120,9 +120,11 @@ def _diff_cell(test: Mapping[str, float] | None, unit: str, brackets: bool) -> s
         return "-"
     d = _digits(unit)
     star = "*" if test["p_value"] < 0.05 else ""
+    p = test["p_value"]
+    shown = "p<0.001" if p < 0.001 else f"p={p:.3f}"
     if brackets:
-        return f"{test['mean_difference']:+.{d}f} [{test['low']:+.{d}f}, {test['high']:+.{d}f}] p={test['p_value']:.3f}{star}"
-    return f"{test['mean_difference']:+.{d}f} p={test['p_value']:.2f}{star}"
+        return f"{test['mean_difference']:+.{d}f} [{test['low']:+.{d}f}, {test['high']:+.{d}f}] {shown}{star}"
+    return f"{test['mean_difference']:+.{d}f} {shown}{star}"
 
 
 def _heading(meta: Mapping[str, Any]) -> str:

@@ -188,23 +188,28 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
         reader.warm_up()
     for metric in metrics:
         metric.warm_up()
+    position = {ex.id: i for i, ex in enumerate(examples)}
+    reader_limit = settings.reader_limit if settings.reader_limit is not None else len(examples)
     written = 0
     bar = tqdm(total=len(examples), initial=len(examples) - len(todo), desc=f"evaluate [{label}]", unit="ex",
                disable=not progress, file=sys.stderr)
     try:
         for _ in range(settings.warmup):  # untimed: caches, lazy imports, CUDA kernels
             warm = compressor.compress(todo[0])
-            if reader is not None:
+            if reader is not None and reader_limit > 0:
                 reader.answer_many([todo[0].question], [warm.text])
         with PredictionWriter(path) as writer:
             for start in range(0, len(todo), settings.batch_size):
                 batch = todo[start : start + settings.batch_size]
                 results = [timed_compress(compressor, ex, settings.repeats) for ex in batch]
-                answers: Sequence[ReaderAnswer | None] = [None] * len(batch)
-                seconds: Sequence[float | None] = [None] * len(batch)
-                if reader is not None:
-                    answers, seconds = timed_read(reader, [ex.question for ex in batch], [r.text for r in results],
-                                                  settings.repeats)
+                answers: list[ReaderAnswer | None] = [None] * len(batch)
+                seconds: list[float | None] = [None] * len(batch)
+                read = [i for i, ex in enumerate(batch) if reader is not None and position[ex.id] < reader_limit]
+                if read:
+                    got, read_seconds = timed_read(reader, [batch[i].question for i in read],
+                                                   [results[i].text for i in read], settings.repeats)
+                    for i, reply, s in zip(read, got, read_seconds, strict=True):
+                        answers[i], seconds[i] = reply, s
                 for ex, result, answer, secs in zip(batch, results, answers, seconds, strict=True):
                     writer.write(_record(label, ex, result, answer, secs, metrics))
                     written += 1

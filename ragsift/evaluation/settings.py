@@ -16,6 +16,11 @@ __all__ = ["EvaluationSettings"]
 class EvaluationSettings(BaseModel):
     """How ``ragsift evaluate`` runs and reports.
 
+    ``limit``: the first N examples. ``limits``: a smaller N for some compressors (slow ones),
+    e.g. ``limits = {exit-offline = 5}``; they run on the first N of the evaluated examples and
+    paired tests use the examples both compressors have. ``reader_limit``: only the first N
+    examples of each compressor go to the reader (reading is the slow part on a CPU); the others
+    get compression metrics only, and reader metrics average over the examples that were read.
     ``metrics``: registered metric names or tables (``{name = "evidence", min_overlap = 0.5}``);
     default: every registered metric. ``warmup``: untimed compress (+ read) runs on the first
     example before timing each compressor. ``repeats``: each example is compressed (and read)
@@ -30,6 +35,7 @@ class EvaluationSettings(BaseModel):
 
     limit: int | None = Field(None, ge=1, description="only the first N examples")
     limits: dict[str, int] = Field(default_factory=dict, description="compressor label -> its own smaller N")
+    reader_limit: int | None = Field(None, ge=0, description="only the first N examples of each compressor are read")
     metrics: list[str | dict[str, Any]] | None = None
     warmup: int = Field(1, ge=0, le=100)
     repeats: int = Field(1, ge=1, le=100)

@@ -175,3 +175,17 @@ def test_per_compressor_limits_and_paired_tests_on_shared_examples(tmp_path: Pat
     wrong = _config(tmp_path, BASELINES + "limits = {exit = 2}\n")
     with pytest.raises(ConfigError, match="limits: exit not compressor label"):
         _run(wrong, tmp_path / "other", no_reader=True)
+
+
+def test_reader_limit_reads_only_the_first_examples(tmp_path: Path) -> None:
+    with _gold_answering_server([200]) as server:
+        config = _reader_config(tmp_path, server.base_url, limit=4)
+        config.write_text(config.read_text() + "reader_limit = 2\n")
+        summary = _run(config, tmp_path / "run")
+        assert len(server.requests) == 2 * 2  # two compressors, two examples each
+    records = read_records(tmp_path / "run" / "predictions" / "oracle.jsonl")
+    assert [r["prediction"] is not None for r in records] == [True, True, False, False]
+    assert "em" not in records[3]["metrics"] and "read" not in records[3]["timings"]
+    assert "evidence_recall" in records[3]["metrics"]
+    assert summary["compressors"]["oracle"]["values"]["em"]["n"] == 2
+    assert summary["compressors"]["oracle"]["values"]["evidence_recall"]["n"] == 4
