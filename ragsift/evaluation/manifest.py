@@ -9,6 +9,7 @@ reader records only the *name* of the environment variable that holds its key).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -108,17 +109,20 @@ def model_specs(config: Mapping[str, Any]) -> Iterator[str]:
             yield value
 
 
-def describe_models(specs: Iterator[str] | list[str]) -> list[dict[str, Any]]:
-    """``describe_model`` of each distinct spec; a spec that cannot be resolved records its error."""
+@functools.lru_cache(maxsize=64)
+def _describe(spec: str) -> str:
+    """JSON of ``describe_model(spec)``, hashed once per process (GGUF files are large)."""
     from ragsift.models import describe_model
 
-    out = []
-    for spec in dict.fromkeys(specs):
-        try:
-            out.append(describe_model(spec))
-        except Exception as exc:  # the manifest records problems instead of failing the run
-            out.append({"spec": spec, "error": str(exc)})
-    return out
+    try:
+        return json.dumps(describe_model(spec))
+    except Exception as exc:  # the manifest records problems instead of failing the run
+        return json.dumps({"spec": spec, "error": str(exc)})
+
+
+def describe_models(specs: Iterator[str] | list[str]) -> list[dict[str, Any]]:
+    """``describe_model`` of each distinct spec; a spec that cannot be resolved records its error."""
+    return [json.loads(_describe(spec)) for spec in dict.fromkeys(specs)]
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
