@@ -140,6 +140,7 @@ def test_prefixes_and_max_length_change_inputs(tiny_bert):
 
 
 @pytest.mark.integration
+@pytest.mark.slow
 def test_minilm_ranks_the_answer_sentence_first():
     texts = [
         "The Eiffel Tower is a wrought-iron lattice tower in Paris, completed in 1889.",
