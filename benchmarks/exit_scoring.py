@@ -208,9 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         "Rows: `reference` = ragsift's `mode = \"reference\"`, the EXIT authors' batching (8 complete prompts per "
         "forward pass, left padding, pad = eos) with next-token logits at the last position only; `authors-call` = "
         "the same batches called as the authors' code does (default positions, logits at every position, "
-        "then the last one taken); `prefix-shared` = ragsift's default (query head once per example, each "
-        "document's context once, the sentence suffixes of a document packed into one row with a block "
-        "attention mask over the KV cache). Tokens include padding. Score differences are fp32 rounding.",
+        "then the last one taken); `prefix-shared` = ragsift's default (query head once per example into a KV "
+        "cache; then per run of documents with <= 8 sentences, their contexts in one packed pass and their "
+        "sentence suffixes in one packed pass, with block attention masks). Tokens include padding. "
+        "Score differences are fp32 rounding.",
     ]
     report = "\n".join(lines)
     print(report)
