@@ -76,6 +76,7 @@ def test_stop_strings_cut_the_answer() -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.slow
 def test_smollm2_answers_from_the_context() -> None:
     reader = TransformersReader(model=OFFLINE_SMOLLM2, device="cpu", max_new_tokens=24)
     answer = reader.answer("What is the capital of France?", "Paris is the capital and largest city of France.")
