@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 __all__ = ["normalize_answer", "answer_tokens", "exact_match", "token_f1", "best_over_gold", "contains_answer"]
 
@@ -43,7 +43,7 @@ def token_f1(prediction: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def best_over_gold(fn, prediction: str, golds: Iterable[str]) -> float:  # type: ignore[no-untyped-def]
+def best_over_gold(fn: Callable[[str, str], float], prediction: str, golds: Iterable[str]) -> float:
     """The maximum of ``fn(prediction, gold)`` over the gold answers (0.0 when there are none)."""
     return max((fn(prediction, g) for g in golds), default=0.0)
 
