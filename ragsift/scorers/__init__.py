@@ -18,4 +18,3 @@ def register_scorers(register: Register) -> None:
     register("dual-encoder", DualEncoderScorer)
     register("oracle", OracleScorer)
     register("random", RandomScorer)
-    pass

@@ -67,6 +67,10 @@ metrics = ["exact-match", "f1", "evidence", "empty"]
         first = _evaluate(config, out)
         predictions = out / "predictions" / "none.jsonl"
         _wait_for_lines(predictions, 3, first)
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 4:  # kill only once the 4th request is held in flight
+            assert time.monotonic() < deadline, "the 4th request never reached the server"
+            time.sleep(0.05)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
         assert first.returncode == -signal.SIGKILL
