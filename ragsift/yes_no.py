@@ -16,7 +16,9 @@ from typing import Any
 from ragsift.errors import ConfigError, PromptTooLongError
 
 __all__ = [
+    "tokenizer_name",
     "single_token_id",
+    "common_prefix_length",
     "encode_prompts",
     "shared_prefix_two_way_probabilities",
     "chat_prompt",
@@ -25,15 +27,21 @@ __all__ = [
 ]
 
 
+def tokenizer_name(tokenizer: Any) -> str:
+    """How error messages name a tokenizer: its class and where it was loaded from."""
+    return f"{type(tokenizer).__name__} '{getattr(tokenizer, 'name_or_path', '') or '?'}'"
+
+
 def single_token_id(tokenizer: Any, word: str, owner: str) -> int:
-    """The id of ``word`` if it encodes to exactly one token (no special tokens); else refuse."""
+    """The id of ``word`` if it encodes to exactly one token (no special tokens); else refuse,
+    naming the tokenizer."""
     ids = tokenizer.encode(word, add_special_tokens=False)
     if len(ids) != 1:
         pieces = tokenizer.convert_ids_to_tokens(ids)
         raise ConfigError(
-            f"{owner}: the answer token {word!r} must encode to exactly one token of this tokenizer; "
-            f"it encodes to {len(ids)} tokens {pieces}. Choose a word that is a single token "
-            f"(for example 'Yes' / 'No', or ' Yes' / ' No' for some tokenizers)."
+            f"{owner}: the tokenizer {tokenizer_name(tokenizer)} encodes {word!r} as {len(ids)} tokens {pieces}; "
+            f"the answer token must encode to exactly one token. Choose a model whose tokenizer has it as a "
+            f"single token (Gemma, Llama, SmolLM2 have 'Yes' / 'No'), or another answer word."
         )
     return int(ids[0])
 
@@ -138,12 +146,17 @@ def causal_two_way_probabilities(
     return out
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+    """How many leading ids all ``seqs`` share (0 for no sequences)."""
+    if not seqs:
+        return 0
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        token = first[i]
+        if any(s[i] != token for s in seqs):
+            return i
+    return n
 
 
 def _prefix_cache(model: Any) -> Any | None:
@@ -200,7 +213,7 @@ def shared_prefix_two_way_probabilities(
         logits = model(input_ids=ids, use_cache=True, **{cache_arg: cache}, **extra).logits[0, -1]
         out[trunk] = two_way_softmax(logits[positive_id : positive_id + 1], logits[negative_id : negative_id + 1])[0]
         # at least the last token of each prompt runs, to get its next-token logits
-        starts = {i: min(_common_prefix(encoded[i], encoded[trunk]), len(encoded[i]) - 1) for i in range(len(encoded)) if i != trunk}
+        starts = {i: min(common_prefix_length([encoded[i], encoded[trunk]]), len(encoded[i]) - 1) for i in range(len(encoded)) if i != trunk}
         for i in sorted(starts, key=lambda j: -starts[j]):  # the cache only ever shrinks back to a prefix
             surplus = cache.get_seq_length() - starts[i]
             if surplus > 0:  # crop(-n) removes n tokens (crop(0) would empty the cache in older versions)

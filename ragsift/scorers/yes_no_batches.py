@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragsift.scorers.yes_no_prompt import EncodedPrompt
+from ragsift.yes_no import common_prefix_length
 
 __all__ = [
     "PrefixGroup",
@@ -51,19 +52,6 @@ class PrefixGroup:
     prefix: tuple[int, ...]
     members: list[int] = field(default_factory=list)
     suffixes: list[tuple[int, ...]] = field(default_factory=list)
-
-
-def common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
-    """How many leading ids all ``seqs`` share (0 for no sequences)."""
-    if not seqs:
-        return 0
-    first = seqs[0]
-    n = min(len(s) for s in seqs)
-    for i in range(n):
-        token = first[i]
-        if any(s[i] != token for s in seqs):
-            return i
-    return n
 
 
 def shared_prefix_groups(prompts: Sequence[EncodedPrompt]) -> list[PrefixGroup]:

@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.errors import PromptTooLongError
 from ragsift.types import Document, Example, Sentence
+from ragsift.yes_no import single_token_id
 
 __all__ = [
     "EXIT_TEMPLATE",
@@ -119,22 +120,6 @@ def head_tail(ids: Sequence[int], budget: int) -> list[int]:
     head = (budget + 1) // 2
     tail = budget - head
     return list(ids[:head]) + (list(ids[-tail:]) if tail else [])
-
-
-def _tokenizer_name(tokenizer: Any) -> str:
-    return f"{type(tokenizer).__name__} '{getattr(tokenizer, 'name_or_path', '') or '?'}'"
-
-
-def single_token_id(tokenizer: Any, word: str, owner: str) -> int:
-    """The id of ``word`` if the tokenizer encodes it (without special tokens) as exactly one token."""
-    ids = tokenizer.encode(word, add_special_tokens=False)
-    if len(ids) != 1:
-        raise ConfigError(
-            f"{owner}: the tokenizer {_tokenizer_name(tokenizer)} encodes {word!r} as {len(ids)} tokens {ids}; "
-            f'the Yes/No score needs "Yes" and "No" to be exactly one token each. '
-            f"Use a model whose tokenizer has them as single tokens (Gemma, Llama, SmolLM2 do)."
-        )
-    return int(ids[0])
 
 
 def leading_special_ids(tokenizer: Any) -> list[int]:
