@@ -21,7 +21,7 @@ import numpy as np
 from ragsift.errors import ConfigError
 from ragsift.types import Document, EvidenceSpan, Example, Sentence, sentence_spans_from_list
 
-__all__ = ["sample_example", "empty_example", "check_plugin", "checks_for"]
+__all__ = ["sample_example", "empty_example", "presplit_sentences", "check_plugin", "checks_for"]
 
 _SENTENCES = [
     ["Marie Curie was a physicist and chemist.", " She was born in Warsaw in 1867.", " She won two Nobel Prizes."],
@@ -116,14 +116,15 @@ def check_scorer(cls: type) -> None:
     if _needs_model(cls):
         return
     example = sample_example()
-    sentences = _sentences(example)
+    sentences = presplit_sentences(example)
     first = np.asarray(scorer.score(example, sentences), dtype=float)
     assert first.shape == (len(sentences),), f"{cls.__name__}: one score per sentence expected"
     assert np.all(np.isfinite(first)), f"{cls.__name__}: scores must be finite"
     assert np.array_equal(first, np.asarray(_build(cls).score(example, sentences), dtype=float)), f"{cls.__name__}: not deterministic"
 
 
-def _sentences(example: Example) -> list[Sentence]:
+def presplit_sentences(example: Example) -> list[Sentence]:
+    """The example's dataset-provided sentences (no splitter involved)."""
     from ragsift.splitters.base import sentences_from_spans
 
     out: list[Sentence] = []
@@ -138,7 +139,7 @@ def check_selector(cls: type) -> None:
     assert list(selector.select(example, [], np.zeros(0)).kept) == [], f"{cls.__name__}: empty input -> kept sentences"
     if _needs_model(cls):
         return
-    sentences = _sentences(example)
+    sentences = presplit_sentences(example)
     rng = np.random.default_rng(0)
     for _ in range(5):
         scores = rng.random(len(sentences))
@@ -158,7 +159,7 @@ def check_selector(cls: type) -> None:
 def check_assembler(cls: type) -> None:
     assembler = _build(cls)
     example = sample_example()
-    sentences = _sentences(example)
+    sentences = presplit_sentences(example)
     assert assembler.assemble(example.documents, sentences, []) == "", f"{cls.__name__}: nothing kept -> non-empty text"
     kept = [4, 0, 2]
     text = assembler.assemble(example.documents, sentences, kept)

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 from ragsift.registry import get_registry
-from ragsift.testing import sample_example
-from ragsift.testing import _sentences as dataset_sentences
+from ragsift.testing import presplit_sentences, sample_example
 
 EX = sample_example()
-SENTS = dataset_sentences(EX)  # 0-2 Marie Curie, 3-4 Warsaw, 5-7 Eiffel Tower
+SENTS = presplit_sentences(EX)  # 0-2 Marie Curie, 3-4 Warsaw, 5-7 Eiffel Tower
 
 
 def assemble(name, kept, **params):
