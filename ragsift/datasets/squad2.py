@@ -15,6 +15,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys, head_starts_with
 from ragsift.datasets.records import Record, RecordModel, iter_member_array, parse_record
+from ragsift.splitters.base import trim_span
 from ragsift.types import Document, EvidenceSpan, Example
 
 __all__ = ["SQuAD2Loader", "SQuADArticle", "answer_sentences", "align_answer"]
@@ -84,15 +85,8 @@ def answer_sentences(sentences: Sequence[Span], answer: Span) -> list[Span]:
 
 
 def _trim(text: str, spans: Sequence[Span]) -> tuple[Span, ...]:
-    out = []
-    for start, end in spans:
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if end > start:
-            out.append((start, end))
-    return tuple(out)
+    trimmed = (trim_span(text, start, end) for start, end in spans)
+    return tuple((start, end) for start, end in trimmed if end > start)
 
 
 class SQuAD2Loader(FileLoader):

@@ -8,7 +8,16 @@ from collections.abc import Iterable, Sequence
 from ragsift.plugin import Plugin
 from ragsift.types import Document, Sentence
 
-__all__ = ["Splitter", "sentences_from_spans"]
+__all__ = ["Splitter", "sentences_from_spans", "trim_span"]
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` without the whitespace at either end (empty when only whitespace)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def sentences_from_spans(document: Document, doc_index: int, spans: Iterable[tuple[int, int]]) -> list[Sentence]:
@@ -16,11 +25,8 @@ def sentences_from_spans(document: Document, doc_index: int, spans: Iterable[tup
     empty spans are dropped."""
     text = document.text
     out: list[Sentence] = []
-    for start, end in spans:
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
+    for span in spans:
+        start, end = trim_span(text, *span)
         if end > start:
             out.append(Sentence(doc_index, len(out), start, end, text[start:end]))
     return out

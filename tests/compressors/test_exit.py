@@ -3,23 +3,16 @@ reassembly, and empty compressions; scored by tiny random-weight models loaded f
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tiny_causal_lm as tiny
 
 from ragsift.compressors.exit import ExitCompressor
 from ragsift.config import load_config
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
 from ragsift.registry import get_registry
-
-_spec = importlib.util.spec_from_file_location("tiny_causal_lm", Path(__file__).parents[1] / "tiny_causal_lm.py")
-assert _spec is not None and _spec.loader is not None
-tiny = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("tiny_causal_lm", tiny)
-_spec.loader.exec_module(tiny)
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 

@@ -3,13 +3,12 @@ hand-built tokenizers, and (integration) the offline SmolLM2-135M-Instruct."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+import tiny_causal_lm as tiny
 
 from ragsift.errors import ConfigError, PromptTooLongError
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
@@ -18,12 +17,6 @@ from ragsift.scorers.causal_yes_no import CausalYesNoScorer, yes_probability
 from ragsift.scorers.yes_no_batches import common_prefix_length, shared_prefix_groups
 from ragsift.scorers.yes_no_prompt import EXIT_TEMPLATE, head_tail
 from ragsift.types import Document, Example, Sentence
-
-_spec = importlib.util.spec_from_file_location("tiny_causal_lm", Path(__file__).parents[1] / "tiny_causal_lm.py")
-assert _spec is not None and _spec.loader is not None
-tiny = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("tiny_causal_lm", tiny)
-_spec.loader.exec_module(tiny)
 
 HEAD = "<start_of_turn>user\nQuery:\n{q}\nFull context:\n"
 SUFFIX = '\nSentence:\n{s}\nIs this sentence useful in answering the query? Answer only "Yes" or "No".<end_of_turn>\n<start_of_turn>model\n'
