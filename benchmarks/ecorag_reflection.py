@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from markdown_section import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## ECoRAG reflection"
@@ -160,19 +161,6 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) this benchmark's section of a Markdown file, leaving the rest alone."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    section = f"{SECTION}\n\n{body}\n"
-    start = text.find(SECTION + "\n")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        nxt = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + ("\n" + text[nxt + 1 :] if nxt >= 0 else "")
-    path.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=str(ROOT / "configs" / "ecorag-offline.toml"))
@@ -191,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         print(body)
         bodies.append(f"### Evaluator threshold {result['evaluator']['threshold']}\n\n" + body)
     if args.write:
-        write_section(Path(args.write), INTRO + "\n\n" + "\n\n".join(bodies))
+        write_section(Path(args.write), SECTION, INTRO + "\n\n" + "\n\n".join(bodies))
     return 0
 
 

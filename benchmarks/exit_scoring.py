@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import tomllib
+from markdown_section import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## EXIT scoring"
@@ -216,21 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n".join(lines)
     print(report)
     if args.write:
-        write_section(Path(args.write), report)
+        write_section(Path(args.write), SECTION, report)
     return 0
-
-
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) this benchmark's section of a Markdown file, leaving the rest alone."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    section = f"{SECTION}\n\n{body}\n"
-    start = text.find(SECTION + "\n")
-    if start < 0:
-        text = text.rstrip("\n") + "\n\n" + section
-    else:
-        nxt = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[nxt + 1 :] if nxt >= 0 else "")
-    path.write_text(text)
 
 
 if __name__ == "__main__":
