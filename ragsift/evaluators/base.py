@@ -14,9 +14,11 @@ from __future__ import annotations
 import string
 from abc import abstractmethod
 from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
+from ragsift.errors import ConfigError
 from ragsift.plugin import Params, Plugin
 
 __all__ = ["Evaluator", "EvaluatorParams", "check_template"]
@@ -55,6 +57,22 @@ class Evaluator(Plugin):
     """Judges whether evidence sets suffice to answer a question."""
 
     Params = EvaluatorParams
+    #: names of the params holding the evidential / not-evidential answer tokens (must differ)
+    label_params: ClassVar[tuple[str, str] | None] = None
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        if self.label_params is not None:
+            positive, negative = (getattr(self.params, name) for name in self.label_params)
+            if positive == negative:
+                raise ConfigError(
+                    f"{type(self).__name__}: {self.label_params[0]} and {self.label_params[1]} must differ; "
+                    f"both are {positive!r}."
+                )
+        # the model, its tokenizer and the two answer-token ids, set by warm_up()
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self.label_ids: tuple[int, int] | None = None
 
     def format_input(self, question: str, evidence: Sequence[str]) -> str:
         """The model input for one evidence set (``template`` filled in)."""

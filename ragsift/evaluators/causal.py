@@ -17,11 +17,10 @@ phrased like EXIT's Yes/No question; prompts are never cut (too long -> an error
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ragsift.errors import ConfigError
 from ragsift.evaluators.base import Evaluator, EvaluatorParams
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.yes_no import (
@@ -63,16 +62,7 @@ class CausalEvaluator(Evaluator):
 
     Params = CausalEvaluatorParams
     needs_model: ClassVar[bool] = True
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        if self.params.positive_token == self.params.negative_token:
-            raise ConfigError(
-                f"CausalEvaluator: positive_token and negative_token must differ; both are {self.params.positive_token!r}."
-            )
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self.label_ids: tuple[int, int] | None = None
+    label_params = ("positive_token", "negative_token")
 
     def warm_up(self) -> None:
         if self._model is not None:

@@ -20,7 +20,7 @@ Documented assumptions:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -54,17 +54,7 @@ class Seq2SeqEvaluator(Evaluator):
 
     Params = Seq2SeqEvaluatorParams
     needs_model: ClassVar[bool] = True
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        if self.params.evidential_token == self.params.not_evidential_token:
-            raise ConfigError(
-                f"Seq2SeqEvaluator: evidential_token and not_evidential_token must differ; "
-                f"both are {self.params.evidential_token!r}."
-            )
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self.label_ids: tuple[int, int] | None = None
+    label_params = ("evidential_token", "not_evidential_token")
 
     def warm_up(self) -> None:
         if self._model is not None:
