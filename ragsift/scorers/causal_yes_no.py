@@ -17,10 +17,10 @@ every sentence of a document, which prefix sharing needs.
 Two modes give the same scores (max |diff| <= 1e-4 in fp32, tested):
 
 - ``prefix-shared`` (default): the start all prompts share (template head + query) runs once
-  into a KV cache, each document's context once on top of it; up to ``batch_size`` sentence
-  suffixes are then scored in one packed forward pass with a block attention mask (no padding);
-  consecutive documents share passes (contexts in one, their suffixes in the next). Needs an attention implementation that accepts a 4D mask
-  (``sdpa`` or ``eager``, the defaults) and no sliding window shorter than the prompts.
+  into a KV cache; then each document's context and up to ``batch_size`` of its sentence suffixes
+  run in one packed forward pass with a block attention mask (no padding), further suffixes of
+  the document against the cached context. Needs an attention implementation that accepts a 4D
+  mask (``sdpa`` or ``eager``, the defaults) and no sliding window shorter than the prompts.
 - ``reference``: the EXIT authors' batching (``batch_size`` complete prompts per forward pass,
   left padding, pad = eos): the baseline the benchmark compares against.
 
@@ -44,7 +44,6 @@ from ragsift.scorers.yes_no_batches import (
     Segment,
     chunks,
     common_prefix_length,
-    group_batches,
     left_padded_batch,
     packed_segments,
     shared_prefix_groups,
@@ -203,35 +202,25 @@ class CausalYesNoScorer(Scorer):
         enc, dtype, device = self.encoder, self._activation_dtype, self._device
         out = torch.empty(len(prompts), dtype=torch.float32)
         groups = shared_prefix_groups(prompts)
-        # level 1: the start every prompt shares (BOS + template head + query), once per call
+        # the start every prompt shares (BOS + template head + query): once per call, into the cache
         n_root = common_prefix_length([g.prefix for g in groups])
         cache = self._new_cache()
         self._extend(cache, groups[0].prefix[:n_root], 0)
-        root = ((0, n_root),)
-        for batch in group_batches(groups, self.params.batch_size):
-            # level 2: the rest of each group's prefix (its document context), all in one pass
-            rests = [g.prefix[n_root:] for g in batch]
-            spans, offset = [], n_root
-            for rest in rests:
-                spans.append((offset, offset + len(rest)))
-                offset += len(rest)
-            contexts = [Segment(rest, root, n_root) for rest in rests if rest]
-            if contexts:
-                packed = packed_segments(n_root, contexts, dtype, device)
-                self._next_token_logits(packed.input_ids, attention_mask=packed.attention_mask,
-                                        position_ids=packed.position_ids, keep=1, cache=cache)
-                self._count(packed.input_ids.shape[1])
-            # level 3: the sentence suffixes, batch_size per pass, each seeing its own context
-            items = [(k, j) for k, g in enumerate(batch) for j in range(len(g.suffixes))]
-            for part in chunks(len(items), self.params.batch_size):
-                chosen = [items[i] for i in part]
-                segments = [Segment(batch[k].suffixes[j], root + (spans[k],), len(batch[k].prefix)) for k, j in chosen]
-                packed = packed_segments(offset, segments, dtype, device)
+        for group in groups:
+            # one document: its context (the rest of its prefix) runs in the first pass, packed in
+            # front of up to batch_size of its sentence suffixes; later passes find it in the cache
+            n_prefix = len(group.prefix)
+            context = [Segment(group.prefix[n_root:], ((0, n_root),), n_root)] if n_prefix > n_root else []
+            for part in chunks(len(group.suffixes), self.params.batch_size):
+                suffixes = [Segment(group.suffixes[j], ((0, n_prefix),), n_prefix) for j in part]
+                packed = packed_segments(cache.get_seq_length(), context + suffixes, dtype, device)
+                keep = packed.last[len(context):]
                 logits = self._next_token_logits(packed.input_ids, attention_mask=packed.attention_mask,
-                                                 position_ids=packed.position_ids, keep=packed.last, cache=cache)[0]
-                out[[batch[k].members[j] for k, j in chosen]] = yes_probability(logits, enc.yes_id, enc.no_id).cpu()
+                                                 position_ids=packed.position_ids, keep=keep, cache=cache)[0]
+                out[[group.members[j] for j in part]] = yes_probability(logits, enc.yes_id, enc.no_id).cpu()
                 self._count(packed.input_ids.shape[1])
-                self._crop(cache, offset)
+                self._crop(cache, n_prefix)
+                context = []
             self._crop(cache, n_root)
         return out
 

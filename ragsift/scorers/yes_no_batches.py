@@ -11,14 +11,14 @@ share ``BOS + head`` (template start + query; :func:`common_prefix_length`); the
 document also share the context and, usually, the first suffix tokens (``"\\nSentence:\\n"``).
 :func:`shared_prefix_groups` groups prompts by their longest common prefix (exact ids: a head-tail
 truncated context differs per sentence, and such prompts simply fall into smaller groups). The
-example's shared start runs once into a KV cache; each group's remaining prefix runs once on top
-of it; then :func:`packed_suffixes` lays up to ``batch_size`` suffixes side by side in ONE row with
-a block attention mask: each suffix token sees the whole prefix and the earlier tokens of its own
-suffix, nothing else; position ids continue from the prefix in every suffix. No padding at all.
-To keep forward passes few and large, consecutive documents are handled together
-(:func:`group_batches`, at most ``batch_size`` sentences): their contexts run in one packed pass
-(each seeing the shared start only), then their suffixes in one packed pass (each seeing the
-shared start and its own document's context), see :func:`packed_segments`.
+example's shared start runs once into a KV cache. Then, per group, :func:`packed_segments` lays the
+group's remaining prefix (its document context) and up to ``batch_size`` of its sentence suffixes
+side by side in ONE row with a block attention mask: the context sees the shared start; each
+suffix sees the shared start, the context and the earlier tokens of its own suffix, nothing
+else; position ids continue from the prefix in every suffix. No padding at all. The context's
+keys land in the cache, so a group's further suffixes run against it without recomputing it.
+One document per row keeps every token's attention span close to its own prompt's length
+(packing several documents in a row would make each token attend over the others' masked keys).
 """
 
 from __future__ import annotations
@@ -32,13 +32,11 @@ from ragsift.yes_no import common_prefix_length
 
 __all__ = [
     "PrefixGroup",
-    "PackedSuffixes",
+    "PackedSegments",
     "shared_prefix_groups",
     "common_prefix_length",
-    "packed_suffixes",
     "packed_segments",
     "Segment",
-    "group_batches",
     "left_padded_batch",
     "chunks",
 ]
@@ -74,26 +72,11 @@ def chunks(n: int, size: int) -> list[range]:
     return [range(start, min(start + size, n)) for start in range(0, n, size)]
 
 
-def group_batches(groups: Sequence[PrefixGroup], batch_size: int) -> list[list[PrefixGroup]]:
-    """Consecutive groups with at most ``batch_size`` suffixes in total (a larger group alone)."""
-    out: list[list[PrefixGroup]] = []
-    current: list[PrefixGroup] = []
-    count = 0
-    for group in groups:
-        if current and count + len(group.suffixes) > batch_size:
-            out.append(current)
-            current, count = [], 0
-        current.append(group)
-        count += len(group.suffixes)
-    if current:
-        out.append(current)
-    return out
-
-
 @dataclass(frozen=True)
 class Segment:
-    """Token ids placed after a KV cache: they see the cache positions in ``visible``
-    (``(start, end)`` ranges) and the earlier ids of the same segment; positions start at ``position``."""
+    """Token ids placed in a packed row after a KV cache. They see the key positions in
+    ``visible`` (``(start, end)`` ranges over the cache followed by the row, restricted to what
+    lies before the segment) and the earlier ids of the same segment; positions start at ``position``."""
 
     ids: tuple[int, ...]
     visible: tuple[tuple[int, int], ...]
@@ -101,7 +84,7 @@ class Segment:
 
 
 @dataclass
-class PackedSuffixes:
+class PackedSegments:
     """One row holding several segments after a cache of length ``cache_length``.
 
     ``attention_mask`` is additive (0 = attend, dtype minimum = blocked), shape
@@ -115,7 +98,7 @@ class PackedSuffixes:
     cache_length: int
 
 
-def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, device: Any = "cpu") -> PackedSuffixes:
+def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, device: Any = "cpu") -> PackedSegments:
     """Inputs that run several segments, each against its own part of the cache, in one forward pass."""
     import torch
 
@@ -131,29 +114,21 @@ def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, 
     for seg, n in zip(segments, lengths, strict=True):
         end = start + n
         for lo, hi in seg.visible:
-            if not 0 <= lo <= hi <= cache_length:
-                raise ValueError(f"visible range {(lo, hi)} is outside the cache of length {cache_length}")
+            if not 0 <= lo <= hi <= cache_length + start:
+                raise ValueError(f"visible range {(lo, hi)} is outside the {cache_length + start} keys before this segment")
             allowed[start:end, lo:hi] = True
         allowed[start:end, cache_length + start : cache_length + end] = torch.ones(n, n, dtype=torch.bool, device=device).tril()
         positions[start:end] = torch.arange(seg.position, seg.position + n, device=device)
         last.append(end - 1)
         start = end
     mask = torch.zeros(allowed.shape, dtype=dtype, device=device).masked_fill_(~allowed, torch.finfo(dtype).min)
-    return PackedSuffixes(
+    return PackedSegments(
         input_ids=ids,
         position_ids=positions.unsqueeze(0),
         attention_mask=mask[None, None],
         last=torch.tensor(last, dtype=torch.long, device=device),
         cache_length=cache_length,
     )
-
-
-def packed_suffixes(prefix_length: int, suffixes: Sequence[Sequence[int]], dtype: Any, device: Any = "cpu") -> PackedSuffixes:
-    """Inputs that score ``suffixes`` against one cached prefix of ``prefix_length`` in one pass."""
-    if any(len(s) < 1 for s in suffixes):
-        raise ValueError("packed_suffixes needs suffixes of at least one token")
-    segments = [Segment(tuple(s), ((0, prefix_length),), prefix_length) for s in suffixes]
-    return packed_segments(prefix_length, segments, dtype, device)
 
 
 def left_padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: Any = "cpu") -> tuple[Any, Any, Any]:

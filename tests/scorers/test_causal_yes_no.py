@@ -180,12 +180,13 @@ def test_yes_probability_uses_only_the_two_logits():
     assert got[1].item() == 0.5  # equal logits: exactly one half
 
 
+@pytest.mark.parametrize("batch_size", [2, 8])
 @pytest.mark.parametrize("arch", tiny.ARCHITECTURES)
-def test_prefix_shared_equals_reference(tok, models, ex, arch):
+def test_prefix_shared_equals_reference(tok, models, ex, arch, batch_size):
     example, sentences = ex
     model = models[arch]
     ref = CausalYesNoScorer.from_model(model, tok, mode="reference").score(example, sentences)
-    shared = CausalYesNoScorer.from_model(model, tok, mode="prefix-shared")
+    shared = CausalYesNoScorer.from_model(model, tok, mode="prefix-shared", batch_size=batch_size)
     got = shared.score(example, sentences)
     assert np.abs(got - ref).max() <= 1e-4
     assert ref.std() > 0.01
@@ -195,6 +196,11 @@ def test_prefix_shared_equals_reference(tok, models, ex, arch):
     assert len(groups) == 3 and root > 0
     assert shared.stats["tokens"] == root + sum(len(g.prefix) - root + sum(map(len, g.suffixes)) for g in groups)
     assert shared.stats["tokens"] < 0.6 * sum(len(p) for p in shared.prompts(example, sentences))
+    # passes: the shared start, then per document one pass per batch_size suffixes (its context
+    # rides in the first); with batch_size 2 some document needs a second pass on the cached context
+    passes = [-(-len(g.suffixes) // batch_size) for g in groups]
+    assert shared.stats["forward_passes"] == 1 + sum(passes)
+    assert batch_size == 8 or max(passes) > 1
 
 
 def test_prefix_shared_refuses_a_sliding_window_shorter_than_the_prompts(tok, ex):

@@ -6,14 +6,11 @@ import pytest
 import torch
 
 from ragsift.scorers.yes_no_batches import (
-    PrefixGroup,
     Segment,
     chunks,
     common_prefix_length,
-    group_batches,
     left_padded_batch,
     packed_segments,
-    packed_suffixes,
     shared_prefix_groups,
 )
 from ragsift.scorers.yes_no_prompt import EncodedPrompt
@@ -44,7 +41,8 @@ def test_a_suffix_that_is_a_prefix_of_another_keeps_one_token():
 
 
 def test_packed_suffixes_block_mask_and_positions():
-    packed = packed_suffixes(3, [[10, 11], [12], [13, 14, 15]], torch.float32)
+    suffixes = [(10, 11), (12,), (13, 14, 15)]
+    packed = packed_segments(3, [Segment(s, ((0, 3),), 3) for s in suffixes], torch.float32)
     assert packed.input_ids.tolist() == [[10, 11, 12, 13, 14, 15]]
     assert packed.position_ids.tolist() == [[3, 4, 3, 3, 4, 5]]
     assert packed.last.tolist() == [1, 2, 5]
@@ -59,8 +57,8 @@ def test_packed_suffixes_block_mask_and_positions():
         [1, 1, 1, 0, 0, 0, 1, 1, 1],
     ]
     assert packed.attention_mask.min().item() == torch.finfo(torch.float32).min
-    with pytest.raises(ValueError):
-        packed_suffixes(3, [[1], []], torch.float32)
+    with pytest.raises(ValueError, match="at least one token"):
+        packed_segments(3, [Segment((1,), ((0, 3),), 3), Segment((), ((0, 3),), 3)], torch.float32)
 
 
 def test_left_padding_with_positions_of_real_tokens():
@@ -87,11 +85,26 @@ def test_packed_segments_see_only_their_own_cache_ranges():
         [1, 1, 1, 1, 0, 1, 1, 0],
         [1, 1, 0, 0, 1, 0, 0, 1],
     ]
-    with pytest.raises(ValueError, match="outside the cache"):
+    with pytest.raises(ValueError, match="outside the 3 keys before this segment"):
         packed_segments(3, [Segment((1,), ((0, 4),), 4)], torch.float32)
 
 
-def test_group_batches_fill_up_to_batch_size():
-    groups = [PrefixGroup((1,), list(range(n)), [(9,)] * n) for n in (3, 4, 2, 10, 1)]
-    sizes = [[len(g.suffixes) for g in batch] for batch in group_batches(groups, 8)]
-    assert sizes == [[3, 4], [2], [10], [1]]
+def test_a_context_segment_in_front_is_seen_by_the_segments_after_it():
+    # cache = 2 shared tokens; row = a document context (2 tokens), then two suffixes that see
+    # the cache AND that context (keys 0..4), as if the context had been cached first
+    context = Segment((30, 31), ((0, 2),), 2)
+    suffixes = [Segment((40,), ((0, 4),), 4), Segment((41, 42), ((0, 4),), 4)]
+    packed = packed_segments(2, [context, *suffixes], torch.float32)
+    assert packed.position_ids.tolist() == [[2, 3, 4, 4, 5]]
+    assert packed.last.tolist() == [1, 2, 4]
+    allowed = (packed.attention_mask[0, 0] == 0).int().tolist()
+    assert allowed == [
+        [1, 1, 1, 0, 0, 0, 0],
+        [1, 1, 1, 1, 0, 0, 0],
+        [1, 1, 1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 0, 1, 0],
+        [1, 1, 1, 1, 0, 1, 1],
+    ]
+    # a segment may not see itself or what comes after it through ``visible``
+    with pytest.raises(ValueError, match="outside the 4 keys"):
+        packed_segments(2, [context, Segment((40,), ((0, 5),), 4)], torch.float32)
