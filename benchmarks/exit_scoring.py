@@ -111,6 +111,35 @@ def authors_call_scores(scorer: Any, prompts: list[Any], batch_size: int) -> tup
     return np.concatenate(out), tokens, passes
 
 
+def token_counts(prompts: list[Any], batch_size: int) -> tuple[int, int]:
+    """Tokens each mode runs through the model for these prompts, counted without the model:
+    reference = every batch padded to its longest prompt; prefix-shared = the shared start once,
+    each document's rest of prefix once, every suffix once."""
+    from ragsift.scorers.yes_no_batches import chunks, common_prefix_length, shared_prefix_groups
+
+    reference = sum(len(rows) * max(len(prompts[i]) for i in rows) for rows in chunks(len(prompts), batch_size))
+    groups = shared_prefix_groups(prompts)
+    root = common_prefix_length([g.prefix for g in groups])
+    shared = root + sum(len(g.prefix) - root + sum(map(len, g.suffixes)) for g in groups)
+    return reference, shared
+
+
+def token_census(scorer: Any, batch_size: int) -> str:
+    """The reference / prefix-shared token ratio of every example of the bundled file: the
+    speed-up to expect where both modes cost the same per token."""
+    from ragsift.datasets import load_examples
+    from ragsift.splitters.sentencizer import SentencizerSplitter
+
+    splitter = SentencizerSplitter()
+    pairs = [token_counts(scorer.prompts(ex, splitter.split_all(ex.documents)), batch_size) for ex in load_examples(None)]
+    ratios = np.array([ref / shared for ref, shared in pairs])
+    return (
+        f"Token census of all {len(pairs)} examples of the bundled file (counted, not run): reference / prefix-shared "
+        f"token ratio median {np.median(ratios):.2f}, mean {ratios.mean():.2f}, min {ratios.min():.2f}, max {ratios.max():.2f}; "
+        f"{sum(r for r, _ in pairs):,} vs {sum(s for _, s in pairs):,} tokens in all ({sum(r for r, _ in pairs) / sum(s for _, s in pairs):.2f}x)."
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=3, help="first N examples of the bundled HotpotQA sample")
@@ -167,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                         scorer = scorers[mode]
                         s = scorer.score(ex, sentences)
                         t, f = scorer.stats["tokens"], scorer.stats["forward_passes"]
+                        # the census below counts with the same rule: check it on every timed run
+                        counted = token_counts(scorer.prompts(ex, sentences), args.batch_size)
+                        assert t == counted[modes.index(mode)], (mode, t, counted)
                     per_example.append(s)
                     tok += t
                     fwd += f
@@ -203,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             f" prefix-shared vs authors-call: {statistics.median(times['authors-call']) / statistics.median(times['prefix-shared']):.2f}x wall, "
             f"{statistics.median(cpu['authors-call']) / statistics.median(cpu['prefix-shared']):.2f}x CPU."
         )
+    lines.append(token_census(scorers["prefix-shared"], args.batch_size))
     lines.append("All wall times (s): " + "; ".join(f"{m}: " + ", ".join(f"{t:.1f}" for t in times[m]) for m in modes) + ".")
     lines += [
         "",
@@ -210,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         "forward pass, left padding, pad = eos) with next-token logits at the last position only; `authors-call` = "
         "the same batches called as the authors' code does (default positions, logits at every position, "
         "then the last one taken); `prefix-shared` = ragsift's default (query head once per example into a KV "
-        "cache; then per run of documents with <= 8 sentences, their contexts in one packed pass and their "
-        "sentence suffixes in one packed pass, with block attention masks). Tokens include padding. "
+        "cache; then per document one packed pass of its context and up to 8 of its sentence suffixes, with a "
+        "block attention mask). Tokens include padding. "
         "Score differences are fp32 rounding.",
     ]
     report = "\n".join(lines)
