@@ -17,7 +17,7 @@ the mode (glibc mallinfo2, sampled every 2 ms), max |score difference| against `
 and speed-ups. This script only measures speed: nothing is
 tuned on the evaluation sample.
 
-    python benchmarks/exit_scoring.py --examples 3 --repeats 3 --write BENCHMARKS.md
+    python benchmarks/exit_scoring.py --examples 10 --repeats 2 --write BENCHMARKS.md
 """
 
 from __future__ import annotations
@@ -142,8 +142,9 @@ def token_census(scorer: Any, batch_size: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--examples", type=int, default=3, help="first N examples of the bundled HotpotQA sample")
-    parser.add_argument("--repeats", type=int, default=1, help="timed repeats of every mode (median reported)")
+    parser.add_argument("--examples", type=int, default=10, help="first N examples of the bundled HotpotQA sample")
+    parser.add_argument("--max-sentences", type=int, help="score only the first N sentences of each example (smoke runs)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed repeats of every mode (median reported)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--config", default=str(ROOT / "configs" / "exit-offline.toml"), help="the scorer's config")
     parser.add_argument("--no-authors-call", action="store_true", help="skip the authors-call row (slowest)")
@@ -167,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     assert scorers["reference"]._model is scorers["prefix-shared"]._model
 
     splitter = SentencizerSplitter()
-    examples = [(ex, splitter.split_all(ex.documents)) for ex in load_examples(None, limit=args.examples)]
+    examples = [(ex, splitter.split_all(ex.documents)[: args.max_sentences]) for ex in load_examples(None, limit=args.examples)]
     n_sentences = sum(len(s) for _, s in examples)
     # warm-up pass (first-call allocations), not timed
     scorers["prefix-shared"].score(examples[0][0], examples[0][1][:2])
@@ -212,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     base_cpu = statistics.median(cpu["reference"])
     lines = [
         f"Command: `python benchmarks/exit_scoring.py --examples {args.examples} --repeats {args.repeats}"
-        f" --batch-size {args.batch_size}" + (f" --threads {args.threads}" if args.threads else "") + "`  ",
+        f" --batch-size {args.batch_size}" + (f" --threads {args.threads}" if args.threads else "")
+        + (f" --max-sentences {args.max_sentences}" if args.max_sentences else "") + "`  ",
         f"Model: `{spec['model']}` (SmolLM2-135M-Instruct, fp32, CPU, {torch.get_num_threads()} torch threads), "
         f"template of `{Path(args.config).name}`; {args.examples} HotpotQA examples, {n_sentences} sentences "
         f"(sentencizer); median over {args.repeats} repeat(s) (authors-call: 1 run); torch {torch.__version__}, "
