@@ -198,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                         s = scorer.score(ex, sentences)
                         t, f = scorer.stats["tokens"], scorer.stats["forward_passes"]
                         # the census below counts with the same rule: check it on every timed run
-                        counted = token_counts(scorer.prompts(ex, sentences), args.batch_size)
-                        assert t == counted[modes.index(mode)], (mode, t, counted)
+                        counted = dict(zip(("reference", "prefix-shared"), token_counts(scorer.prompts(ex, sentences), args.batch_size), strict=True))
+                        assert t == counted[mode], (mode, t, counted)
                     per_example.append(s)
                     tok += t
                     fwd += f
@@ -241,11 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("All wall times (s): " + "; ".join(f"{m}: " + ", ".join(f"{t:.1f}" for t in times[m]) for m in modes) + ".")
     lines += [
         "",
-        "Rows: `reference` = ragsift's `mode = \"reference\"`, the EXIT authors' batching (8 complete prompts per "
+        f"Rows: `reference` = ragsift's `mode = \"reference\"`, the EXIT authors' batching ({args.batch_size} complete prompts per "
         "forward pass, left padding, pad = eos) with next-token logits at the last position only; `authors-call` = "
         "the same batches called as the authors' code does (default positions, logits at every position, "
         "then the last one taken); `prefix-shared` = ragsift's default (query head once per example into a KV "
-        "cache; then per document one packed pass of its context and up to 8 of its sentence suffixes, with a "
+        f"cache; then per document one packed pass of its context and up to {args.batch_size} of its sentence suffixes, with a "
         "block attention mask). Tokens include padding. "
         "Score differences are fp32 rounding.",
     ]
