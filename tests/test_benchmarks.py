@@ -12,10 +12,17 @@ ROOT = Path(__file__).resolve().parent.parent
 OTHER = "# Benchmarks\n\n## Some other benchmark\n\nleft alone\n"
 
 
-def _script(name: str, monkeypatch: pytest.MonkeyPatch):
+def _run_and_read_section(name: str, argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run benchmark ``name`` with ``--write`` into a BENCHMARKS.md holding another section; return its own section."""
     # the scripts import their shared helper (markdown_section) from their own folder
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    return importlib.import_module(name)
+    script = importlib.import_module(name)
+    out = tmp_path / "BENCHMARKS.md"
+    out.write_text(OTHER)
+    assert script.main([*argv, "--write", str(out)]) == 0
+    text = out.read_text()
+    assert "## Some other benchmark\n\nleft alone" in text
+    return text[text.index(script.SECTION) :]
 
 
 def _table_rows(section: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
@@ -26,13 +33,7 @@ def _table_rows(section: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
 @pytest.mark.slow
 @pytest.mark.integration
 def test_exit_scoring_benchmark_reports_equal_scores_and_fewer_tokens(tmp_path, monkeypatch):
-    exit_scoring = _script("exit_scoring", monkeypatch)
-    out = tmp_path / "BENCHMARKS.md"
-    out.write_text(OTHER)
-    assert exit_scoring.main(["--examples", "1", "--max-sentences", "5", "--repeats", "1", "--write", str(out)]) == 0
-    text = out.read_text()
-    assert "## Some other benchmark\n\nleft alone" in text
-    section = text[text.index("## EXIT scoring") :]
+    section = _run_and_read_section("exit_scoring", ["--examples", "1", "--max-sentences", "5", "--repeats", "1"], tmp_path, monkeypatch)
     assert "--examples 1 --repeats 1 --batch-size 8 --max-sentences 5" in section  # the command to reproduce
     rows = _table_rows(section, ("reference", "prefix-shared", "authors-call"))
     assert set(rows) == {"reference", "prefix-shared", "authors-call"}
@@ -46,13 +47,7 @@ def test_exit_scoring_benchmark_reports_equal_scores_and_fewer_tokens(tmp_path, 
 @pytest.mark.slow
 @pytest.mark.integration
 def test_ecorag_reflection_benchmark_asserts_identical_selections(tmp_path, monkeypatch):
-    ecorag_reflection = _script("ecorag_reflection", monkeypatch)
-    out = tmp_path / "BENCHMARKS.md"
-    out.write_text(OTHER)
-    assert ecorag_reflection.main(["--examples", "1", "--write", str(out)]) == 0
-    text = out.read_text()
-    assert "## Some other benchmark\n\nleft alone" in text
-    section = text[text.index(ecorag_reflection.SECTION) :]
+    section = _run_and_read_section("ecorag_reflection", ["--examples", "1"], tmp_path, monkeypatch)
     rows = _table_rows(section, ("sequential", "batched", "batched-padded"))
     assert set(rows) == {"sequential", "batched", "batched-padded"}
     # one question: batched asks the model once and judges every candidate set, sequential asks once
