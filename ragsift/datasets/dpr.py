@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, StrictStr
 
-from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys
-from ragsift.datasets.records import Record, RecordModel, iter_json_or_jsonl, parse_record
+from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
+from ragsift.datasets.records import Record, RecordModel, parse_record
 from ragsift.types import Document, Example
 
 __all__ = ["DPRLoader", "DPRRecord", "DPRPassage"]
@@ -57,7 +56,7 @@ def _document(passage: DPRPassage, kind: str) -> Document:
     )
 
 
-class DPRLoader(FileLoader):
+class DPRLoader(JsonRecordsLoader):
     """Loads DPR retriever JSON (a JSON array; JSONL of the same records also works).
 
     Documents are the first ``positives`` positive passages, then ``hard_negatives`` hard
@@ -68,6 +67,7 @@ class DPRLoader(FileLoader):
 
     Params = DPRParams
     format_name = "DPR retriever JSON"
+    records_name = "DPR questions"
 
     @classmethod
     def sniff(cls, path: Path, head: str) -> bool:
@@ -75,10 +75,6 @@ class DPRLoader(FileLoader):
         return head_has_keys(head, "question") and any(
             head_has_keys(head, key) for key in ("positive_ctxs", "hard_negative_ctxs", "negative_ctxs")
         )
-
-    def read(self, path: Path) -> Iterator[Example]:
-        for record in iter_json_or_jsonl(path, "DPR questions"):
-            yield self.to_example(record)
 
     def to_example(self, record: Record) -> Example:
         """One DPR record -> an :class:`Example`."""

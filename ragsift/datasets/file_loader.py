@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragsift.datasets.base import DatasetLoader
+from ragsift.datasets.records import Record, iter_json_or_jsonl
 from ragsift.errors import ConfigError, DataFormatError
 from ragsift.plugin import Params
 from ragsift.types import Example
 
-__all__ = ["LoaderParams", "FileLoader", "head_has_keys", "head_starts_with"]
+__all__ = ["LoaderParams", "FileLoader", "JsonRecordsLoader", "head_has_keys", "head_starts_with"]
 
 
 class LoaderParams(Params):
@@ -39,6 +40,20 @@ class FileLoader(DatasetLoader):
         return self.read(resolved)
 
     def read(self, path: Path) -> Iterator[Example]:  # pragma: no cover - abstract in practice
+        raise NotImplementedError
+
+
+class JsonRecordsLoader(FileLoader):
+    """A loader of one record per example, as a JSON array or JSONL; subclasses implement
+    :meth:`to_example` and name their records (``records_name``, used in error messages)."""
+
+    records_name: str = "records"
+
+    def read(self, path: Path) -> Iterator[Example]:
+        for record in iter_json_or_jsonl(path, self.records_name):
+            yield self.to_example(record)
+
+    def to_example(self, record: Record) -> Example:  # pragma: no cover - abstract in practice
         raise NotImplementedError
 
 

@@ -3,14 +3,13 @@ retrieved passages (``retrieval_result``, each ``contents = "title\\ntext"``) wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, StrictStr
 
-from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys
-from ragsift.datasets.records import Record, RecordModel, iter_json_or_jsonl, parse_record
+from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
+from ragsift.datasets.records import Record, RecordModel, parse_record
 from ragsift.types import Document, Example
 
 __all__ = ["FlashRAGLoader", "FlashRAGRecord", "split_contents"]
@@ -57,7 +56,7 @@ def split_contents(contents: str, strip_quotes: bool = True) -> tuple[str, str]:
     return title, text
 
 
-class FlashRAGLoader(FileLoader):
+class FlashRAGLoader(JsonRecordsLoader):
     """Loads FlashRAG JSONL (a JSON array of the same items also works).
 
     Documents come from ``retrieval_result`` (top level, or ``output.retrieval_result`` in a
@@ -67,14 +66,11 @@ class FlashRAGLoader(FileLoader):
 
     Params = FlashRAGParams
     format_name = "FlashRAG JSONL"
+    records_name = "FlashRAG items"
 
     @classmethod
     def sniff(cls, path: Path, head: str) -> bool:
         return head_has_keys(head, "question", "golden_answers")
-
-    def read(self, path: Path) -> Iterator[Example]:
-        for record in iter_json_or_jsonl(path, "FlashRAG items"):
-            yield self.to_example(record)
 
     def to_example(self, record: Record) -> Example:
         """One FlashRAG item -> an :class:`Example`."""

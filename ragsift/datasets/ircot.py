@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import StrictBool, StrictStr
 
-from ragsift.datasets.file_loader import FileLoader, head_has_keys
-from ragsift.datasets.records import Record, RecordModel, iter_json_or_jsonl, parse_record
+from ragsift.datasets.file_loader import JsonRecordsLoader, head_has_keys
+from ragsift.datasets.records import Record, RecordModel, parse_record
 from ragsift.types import Document, Example, sentence_spans_from_list
 
 __all__ = ["IRCoTLoader", "IRCoTRecord", "split_ircot_paragraph"]
@@ -43,7 +42,7 @@ def split_ircot_paragraph(paragraph_text: str) -> tuple[str, tuple[tuple[int, in
     return sentence_spans_from_list(parts)
 
 
-class IRCoTLoader(FileLoader):
+class IRCoTLoader(JsonRecordsLoader):
     """Loads IRCoT JSONL (also accepts a JSON array of the same records).
 
     Sentences are recovered by splitting ``paragraph_text`` on two spaces and stored as
@@ -52,14 +51,11 @@ class IRCoTLoader(FileLoader):
     """
 
     format_name = "IRCoT JSONL"
+    records_name = "IRCoT questions"
 
     @classmethod
     def sniff(cls, path: Path, head: str) -> bool:
         return head_has_keys(head, "question_text", "contexts")
-
-    def read(self, path: Path) -> Iterator[Example]:
-        for record in iter_json_or_jsonl(path, "IRCoT questions"):
-            yield self.to_example(record)
 
     @staticmethod
     def to_example(record: Record) -> Example:

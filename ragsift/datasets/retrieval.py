@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field, StrictBool, StrictStr
 
-from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys
-from ragsift.datasets.records import Record, RecordModel, iter_json_or_jsonl, parse_record
+from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
+from ragsift.datasets.records import Record, RecordModel, parse_record
 from ragsift.types import Document, Example
 
 __all__ = ["RetrievalLoader", "RetrievalRecord", "RetrievedContext"]
@@ -41,7 +40,7 @@ class RetrievalParams(LoaderParams):
     top_k: int | None = Field(default=None, ge=1)
 
 
-class RetrievalLoader(FileLoader):
+class RetrievalLoader(JsonRecordsLoader):
     """Loads retrieval results as a JSON array or JSONL.
 
     Documents keep the file's order and scores. When contexts carry ``has_answer``,
@@ -51,14 +50,11 @@ class RetrievalLoader(FileLoader):
 
     Params = RetrievalParams
     format_name = "retrieval JSON/JSONL ({question, answers, ctxs})"
+    records_name = "questions with retrieved contexts"
 
     @classmethod
     def sniff(cls, path: Path, head: str) -> bool:
         return head_has_keys(head, "question", "ctxs")
-
-    def read(self, path: Path) -> Iterator[Example]:
-        for record in iter_json_or_jsonl(path, "questions with retrieved contexts"):
-            yield self.to_example(record)
 
     def to_example(self, record: Record) -> Example:
         """One record -> an :class:`Example`."""
