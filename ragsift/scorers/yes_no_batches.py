@@ -85,7 +85,7 @@ class Segment:
 
 @dataclass
 class PackedSegments:
-    """One row holding several segments after a cache of length ``cache_length``.
+    """One row holding several segments after a KV cache of ``cache_length`` positions.
 
     ``attention_mask`` is additive (0 = attend, dtype minimum = blocked), shape
     ``[1, 1, S, cache_length + S]``; ``last`` holds each segment's last position in the row.
@@ -95,11 +95,10 @@ class PackedSegments:
     position_ids: Any
     attention_mask: Any
     last: Any
-    cache_length: int
 
 
 def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, device: Any = "cpu") -> PackedSegments:
-    """Inputs that run several segments, each against its own part of the cache, in one forward pass."""
+    """Inputs that run several segments in one forward pass, each seeing only its ``visible`` keys and itself."""
     import torch
 
     lengths = [len(seg.ids) for seg in segments]
@@ -127,7 +126,6 @@ def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, 
         position_ids=positions.unsqueeze(0),
         attention_mask=mask[None, None],
         last=torch.tensor(last, dtype=torch.long, device=device),
-        cache_length=cache_length,
     )
 
 
