@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["run_evaluation", "RunOptions", "EvaluationSettings", "bootstrap_ci", "paired_comparison"]
+__all__ = [
+    "run_evaluation", "RunOptions", "EvaluationSettings", "bootstrap_ci", "paired_comparison", "holm_adjust",
+    "mcnemar_exact",
+]
 
 
 def __getattr__(name: str):  # lazy: the CLI imports this package on every start
@@ -14,7 +17,7 @@ def __getattr__(name: str):  # lazy: the CLI imports this package on every start
         from ragsift.evaluation.settings import EvaluationSettings
 
         return EvaluationSettings
-    if name in ("bootstrap_ci", "paired_comparison"):
+    if name in ("bootstrap_ci", "paired_comparison", "holm_adjust", "mcnemar_exact"):
         from ragsift.evaluation import statistics
 
         return getattr(statistics, name)

@@ -1,15 +1,29 @@
 """The summary of a run: means with bootstrap CIs per compressor, paired tests against a
-baseline, as a dict (``summary.json``), a Markdown file (``summary.md``) and a terminal table."""
+baseline, as a dict (``summary.json``), a Markdown file (``summary.md``) and a terminal table.
+
+Paired tests pair each compressor's values with the baseline's **by example id** (never by
+position); the p-values of all comparisons in the table are Holm-adjusted together, and binary
+metrics also get an exact McNemar test. ``docs/statistics.md`` says what each number means.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragsift.evaluation.statistics import bootstrap_ci, derive_seed, paired_comparison
+from ragsift.evaluation.statistics import (
+    EXACT_MAX_PAIRS,
+    bootstrap_ci,
+    derive_seed,
+    discordant_pairs,
+    holm_adjust,
+    mcnemar_exact,
+    paired_comparison,
+)
 from ragsift.metrics.base import MetricOutput
 
-__all__ = ["build_summary", "format_table", "format_markdown", "LATENCY_STAGES", "COLUMN_ORDER"]
+__all__ = ["build_summary", "format_table", "format_markdown", "pair_by_id", "LATENCY_STAGES", "COLUMN_ORDER",
+           "SIGNIFICANCE"]
 
 #: stages reported in milliseconds, in pipeline order; ``total`` = compress + read (EXIT's latency)
 LATENCY_STAGES = ("split", "score", "select", "assemble", "compress", "read", "total")
@@ -18,11 +32,41 @@ COLUMN_ORDER = (
     "evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens",
     "retained_fraction", "empty", "em", "f1", "accuracy",
 )
+#: a difference is starred when its Holm-adjusted p-value is below this
+SIGNIFICANCE = 0.05
 _NOT_IN_TABLE = {"original_tokens"}  # the same for every compressor; in summary.json only
 
 
 def _describe(key: str, outputs: Mapping[str, MetricOutput]) -> MetricOutput:
     return outputs.get(key) or MetricOutput(key)
+
+
+def pair_by_id(
+    values: Mapping[str, float], baseline: Mapping[str, float]
+) -> tuple[list[str], list[float], list[float], int]:
+    """Pair two id -> value mappings by example id.
+
+    Returns the shared ids (sorted, so that the result does not depend on record order), the
+    values and baseline values in that order, and how many ids only one side has (left out)."""
+    shared = sorted(set(values) & set(baseline))
+    unpaired = len(set(values) ^ set(baseline))
+    return shared, [values[i] for i in shared], [baseline[i] for i in shared], unpaired
+
+
+def _values_by_id(label: str, recs: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, dict[str, float]]:
+    """metric -> example id -> value (in the metric's own units), refusing a repeated id."""
+    seen: set[str] = set()
+    out: dict[str, dict[str, float]] = {}
+    for r in recs:
+        example_id = str(r["id"])
+        if example_id in seen:
+            raise ValueError(f"summary: compressor '{label}' has example id '{example_id}' more than once; "
+                             "paired tests pair examples by id, so each id must appear once per compressor")
+        seen.add(example_id)
+        for key in keys:
+            if key in r.get("metrics", {}):
+                out.setdefault(key, {})[example_id] = float(r["metrics"][key])
+    return out
 
 
 def build_summary(
@@ -37,7 +81,10 @@ def build_summary(
     """Summarise per-example records (label -> records) into means, CIs and paired tests.
 
     Values are reported in display units (percentages x100, tokens, milliseconds). A metric
-    absent from an example (undefined there) is left out of that metric's mean.
+    absent from an example (undefined there) is left out of that metric's mean. Each comparison
+    holds :class:`~ragsift.evaluation.statistics.PairedComparison`'s fields, ``p_holm`` (adjusted
+    over every comparison of the summary), ``unpaired`` (ids only one side has, left out) and,
+    for binary metrics, ``mcnemar`` (``p_value``, ``compressor_only``, ``baseline_only``).
     """
     keys = sorted({k for recs in records.values() for r in recs for k in r.get("metrics", {})})
     summary: dict[str, Any] = {
@@ -45,48 +92,64 @@ def build_summary(
         "bootstrap_samples": samples,
         "seed": seed,
         "baseline": baseline,
+        "pairing": "example id",
+        "exact_test_max_pairs": EXACT_MAX_PAIRS,
         "metrics": {k: {"label": _describe(k, outputs).label, "unit": _describe(k, outputs).unit,
-                        "scale": _describe(k, outputs).scale} for k in keys},
+                        "scale": _describe(k, outputs).scale, "binary": _describe(k, outputs).binary} for k in keys},
         "compressors": {},
         "comparisons": {},
+        "p_adjustment": {"method": "holm", "comparisons": 0},
     }
     per_label: dict[str, dict[str, dict[str, float]]] = {}
     for label, recs in records.items():
+        by_id = _values_by_id(label, recs, keys)
         values: dict[str, Any] = {}
-        by_id: dict[str, dict[str, float]] = {}
-        for key in keys:
+        for key, vals in by_id.items():
             scale = _describe(key, outputs).scale
-            pairs = [(r["id"], float(r["metrics"][key]) * scale) for r in recs if key in r.get("metrics", {})]
-            if not pairs:
-                continue
-            by_id[key] = dict(pairs)
-            ci = bootstrap_ci([v for _, v in pairs], samples, confidence, derive_seed(seed, label, key))
-            values[key] = ci.to_dict()
+            ordered = [vals[i] * scale for i in sorted(vals)]
+            values[key] = bootstrap_ci(ordered, samples, confidence, derive_seed(seed, label, key)).to_dict()
         latency: dict[str, Any] = {}
         for stage in LATENCY_STAGES:
             ms = [_stage_seconds(r.get("timings", {}), stage) * 1000 for r in recs]
             ms = [m for m in ms if m == m]  # drop NaN: stage absent
             if ms:
                 latency[stage] = bootstrap_ci(ms, samples, confidence, derive_seed(seed, label, "latency", stage)).to_dict()
-        summary["compressors"][label] = {"n": len(recs), "values": values, "latency_ms": latency}
+        summary["compressors"][label] = {"n": len(recs), "values": {k: values[k] for k in keys if k in values},
+                                         "latency_ms": latency}
         per_label[label] = by_id
     if baseline is not None and baseline in per_label:
-        base = per_label[baseline]
-        for label, by_id in per_label.items():
-            if label == baseline:
-                continue
-            tests = {}
-            for key, vals in by_id.items():
-                if key not in base or key in _NOT_IN_TABLE:
-                    continue
-                ids = [i for i in vals if i in base[key]]
-                if len(ids) < 2:
-                    continue
-                test = paired_comparison([vals[i] for i in ids], [base[key][i] for i in ids], samples, confidence,
-                                         derive_seed(seed, label, baseline, key))
-                tests[key] = test.to_dict()
-            summary["comparisons"][label] = tests
+        _compare(summary, per_label, baseline, outputs, samples, confidence, seed)
     return summary
+
+
+def _compare(summary: dict[str, Any], per_label: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str,
+             outputs: Mapping[str, MetricOutput], samples: int, confidence: float, seed: int) -> None:
+    """Paired tests of every compressor against ``baseline``, then Holm over all of them."""
+    base = per_label[baseline]
+    for label, by_id in per_label.items():
+        if label == baseline:
+            continue
+        tests: dict[str, dict[str, Any]] = {}
+        for key in summary["metrics"]:
+            if key not in by_id or key not in base or key in _NOT_IN_TABLE:
+                continue
+            _, ours, theirs, unpaired = pair_by_id(by_id[key], base[key])
+            if len(ours) < 2:
+                continue
+            scale = _describe(key, outputs).scale
+            test = paired_comparison([v * scale for v in ours], [v * scale for v in theirs], samples, confidence,
+                                     derive_seed(seed, label, baseline, key)).to_dict()
+            test["unpaired"] = unpaired
+            if _describe(key, outputs).binary:
+                only_ours, only_theirs = discordant_pairs(ours, theirs)
+                test["mcnemar"] = {"p_value": mcnemar_exact(ours, theirs), "compressor_only": only_ours,
+                                   "baseline_only": only_theirs}
+            tests[key] = test
+        summary["comparisons"][label] = tests
+    family = [test for tests in summary["comparisons"].values() for test in tests.values()]
+    for test, adjusted in zip(family, holm_adjust([t["p_value"] for t in family]), strict=True):
+        test["p_holm"] = adjusted
+    summary["p_adjustment"]["comparisons"] = len(family)
 
 
 def _stage_seconds(timings: Mapping[str, float], stage: str) -> float:
@@ -115,16 +178,50 @@ def _cell(stat: Mapping[str, float] | None, unit: str, brackets: bool) -> str:
     return f"{stat['mean']:.{d}f}±{half:.{d}f}"
 
 
-def _diff_cell(test: Mapping[str, float] | None, unit: str, brackets: bool) -> str:
+def _p(p: float) -> str:
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+
+
+def _diff_cell(test: Mapping[str, Any] | None, unit: str, brackets: bool, mark_exact: bool) -> str:
+    """Mean difference [CI] and p-values; ``*`` when the Holm-adjusted p is below SIGNIFICANCE."""
     if not test:
         return "-"
     d = _digits(unit)
-    star = "*" if test["p_value"] < 0.05 else ""
-    p = test["p_value"]
-    shown = "p<0.001" if p < 0.001 else f"p={p:.3f}"
+    star = "*" if test["p_holm"] < SIGNIFICANCE else ""
+    exact = " (exact)" if mark_exact and test["exact"] else ""
     if brackets:
-        return f"{test['mean_difference']:+.{d}f} [{test['low']:+.{d}f}, {test['high']:+.{d}f}] {shown}{star}"
-    return f"{test['mean_difference']:+.{d}f} {shown}{star}"
+        holm = "<0.001" if test["p_holm"] < 0.001 else f"{test['p_holm']:.3f}"
+        return (f"{test['mean_difference']:+.{d}f} [{test['low']:+.{d}f}, {test['high']:+.{d}f}] "
+                f"{_p(test['p_value'])}, Holm {holm}{star}{exact}")
+    return f"{test['mean_difference']:+.{d}f} {_p(test['p_holm'])}{star}{exact}"
+
+
+def _tests(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [t for tests in summary["comparisons"].values() for t in tests.values()]
+
+
+def _test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
+    """How the table's p-values were computed, and whether cells must say which are exact."""
+    exact = {bool(t["exact"]) for t in _tests(summary)}
+    limit = summary.get("exact_test_max_pairs", 16)
+    sampled = f"{summary['bootstrap_samples']} random sign patterns"
+    if exact == {True}:
+        return "exact two-sided sign-flip test (all 2^n sign patterns)", False
+    if exact == {False}:
+        return f"two-sided sign-flip test, {sampled}", False
+    return f"two-sided sign-flip test, exact (all 2^n sign patterns) where n <= {limit} pairs, " \
+           f"marked (exact); else {sampled}", True
+
+
+def _unpaired_note(summary: Mapping[str, Any]) -> str | None:
+    left_out = {label: max(t.get("unpaired", 0) for t in tests.values())
+                for label, tests in summary["comparisons"].items() if tests}
+    left_out = {label: k for label, k in left_out.items() if k}
+    if not left_out:
+        return None
+    parts = ", ".join(f"{label}: {k}" for label, k in left_out.items())
+    return (f"Pairs are matched by example id; examples that only one side has are left out of the paired "
+            f"tests ({parts}).")
 
 
 def _heading(meta: Mapping[str, Any]) -> str:
@@ -144,7 +241,8 @@ def _rows(summary: Mapping[str, Any], brackets: bool) -> tuple[list[str], list[l
         row += [_cell(comp["latency_ms"].get(s), "ms", brackets) for s in stages]
         rows.append(row)
     diff_header = ["compressor"] + [meta[k]["label"] for k in cols]
-    diff_rows = [[label] + [_diff_cell(tests.get(k), meta[k]["unit"], brackets) for k in cols]
+    mark_exact = _test_method(summary)[1] if _tests(summary) else False
+    diff_rows = [[label] + [_diff_cell(tests.get(k), meta[k]["unit"], brackets, mark_exact) for k in cols]
                  for label, tests in summary["comparisons"].items()]
     return header, rows, diff_header, diff_rows
 
@@ -161,8 +259,13 @@ def format_table(summary: Mapping[str, Any]) -> str:
     conf = int(round(summary["confidence"] * 100))
     out = [_fixed(header, rows), f"(mean ± half-width of the {conf}% bootstrap CI; percentages x100)"]
     if diff_rows:
-        out += ["", f"difference vs '{summary['baseline']}' (paired; p: sign-flip permutation test, * p < 0.05)",
-                _fixed(diff_header, diff_rows)]
+        method, _ = _test_method(summary)
+        family = summary["p_adjustment"]["comparisons"]
+        out += ["", f"difference vs '{summary['baseline']}' (paired by example id; * Holm-adjusted p < {SIGNIFICANCE})",
+                f"(p: {method}; Holm-adjusted over the {family} comparisons below)", _fixed(diff_header, diff_rows)]
+        note = _unpaired_note(summary)
+        if note:
+            out.append(note)
     return "\n".join(out)
 
 
@@ -180,9 +283,17 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
              f"({summary['bootstrap_samples']} resamples, seed {summary['seed']}); percentages x100.", "",
              _md_table(header, rows)]
     if diff_rows:
+        method, _ = _test_method(summary)
+        family = summary["p_adjustment"]["comparisons"]
         parts += ["", f"## Difference vs `{summary['baseline']}`", "",
-                  "Paired over the same examples: mean difference, paired-bootstrap CI, two-sided sign-flip "
-                  "permutation p-value (* p < 0.05).", "", _md_table(diff_header, diff_rows)]
+                  f"Paired by example id: mean difference, paired-bootstrap {conf}% CI, p-value of the {method}, "
+                  f"and the p-value after Holm's correction over all {family} comparisons in this table; "
+                  f"`*`: Holm-adjusted p < {SIGNIFICANCE}. See docs/statistics.md.", "",
+                  _md_table(diff_header, diff_rows)]
+        note = _unpaired_note(summary)
+        if note:
+            parts += ["", note]
+        parts += _mcnemar_section(summary)
     stages = [s for s in LATENCY_STAGES if any(s in c["latency_ms"] for c in summary["compressors"].values())]
     if stages:
         lat_rows = [[label] + [_cell(c["latency_ms"].get(s), "ms", True) for s in stages]
@@ -192,3 +303,17 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
                   "reader's time (with a reading batch of N examples, each example's share of the batch); "
                   "total = compress + read.", "", _md_table(["compressor", *stages], lat_rows)]
     return "\n".join(parts) + "\n"
+
+
+def _mcnemar_section(summary: Mapping[str, Any]) -> list[str]:
+    """Binary metrics: the discordant pairs and the exact McNemar p-value (a second opinion)."""
+    meta = summary["metrics"]
+    rows = [[label, meta[key]["label"], str(t["mcnemar"]["compressor_only"]), str(t["mcnemar"]["baseline_only"]),
+             _p(t["mcnemar"]["p_value"])]
+            for label, tests in summary["comparisons"].items() for key, t in tests.items() if "mcnemar" in t]
+    if not rows:
+        return []
+    return ["", "## Binary metrics: exact McNemar test", "",
+            f"Examples where only the compressor (only `{summary['baseline']}`) scores 1, and the two-sided "
+            "exact McNemar p-value (binomial test on those discordant examples; not Holm-adjusted).", "",
+            _md_table(["compressor", "metric", "compressor only", "baseline only", "McNemar p"], rows)]

@@ -1,30 +1,46 @@
-"""Statistics that say whether a difference is real: bootstrap confidence intervals of a mean,
-and a paired comparison of two compressors on the same examples.
+"""Statistics that say whether a difference is real (docs/statistics.md says what each one means).
 
 - :func:`bootstrap_ci`: percentile bootstrap of the mean (resampling examples with replacement).
 - :func:`paired_comparison`: the mean of per-example differences (compressor - baseline), a
   paired-bootstrap confidence interval of that mean, and a two-sided sign-flip permutation
-  p-value (under the null hypothesis the sign of each paired difference is exchangeable). The
-  p-value is ``(1 + #{|permuted mean| >= |observed mean|}) / (1 + samples)``, so it is never 0.
+  p-value (under the null hypothesis the sign of each paired difference is exchangeable).
+  Up to :data:`EXACT_MAX_PAIRS` pairs the test is exact: all ``2**n`` sign patterns, p =
+  ``#{|permuted sum| >= |observed sum|} / 2**n``. Above that it draws ``samples`` random sign
+  patterns and p = ``(1 + #{|permuted sum| >= |observed sum|}) / (1 + samples)``, so a Monte Carlo
+  p-value is never 0 (its smallest value is ``1 / (1 + samples)``).
+- :func:`holm_adjust`: Holm's step-down adjustment of a family of p-values.
+- :func:`mcnemar_exact`: the exact McNemar test of two paired binary (0/1) outcomes.
 
-Everything is seeded: the same inputs and seed give the same numbers.
+Everything is seeded: the same inputs and seed give the same numbers. No scipy at run time;
+the tests check every function against scipy or hand enumeration.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Interval", "PairedComparison", "bootstrap_ci", "paired_comparison", "derive_seed"]
+__all__ = [
+    "EXACT_MAX_PAIRS", "Interval", "PairedComparison", "bootstrap_ci", "paired_comparison", "derive_seed",
+    "holm_adjust", "mcnemar_exact", "discordant_pairs",
+]
 
+#: the sign-flip test enumerates all 2**n sign patterns up to this many pairs (65,536 patterns)
+EXACT_MAX_PAIRS = 16
 _CHUNK = 2000  # resamples per block: bounds memory at n x 2000 indices
+#: permuted sums within this fraction of sum(|differences|) of the observed one count as ties
+#: (the same sum reached by another order of additions differs in its last bits)
+_TIE_TOLERANCE = 1e-9
 
 
 def derive_seed(seed: int, *names: str) -> list[int]:
-    """A seed sequence for one (seed, name, ...) combination, stable across runs and processes."""
+    """A seed sequence for one (seed, name, ...) combination, stable across runs and processes:
+    ``[seed, crc32(name), ...]`` (CRC-32 of the UTF-8 name, as :func:`zlib.crc32`)."""
     return [seed, *(zlib.crc32(n.encode()) for n in names)]
 
 
@@ -38,13 +54,16 @@ class Interval:
     n: int
     confidence: float
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """Mean difference (compressor - baseline) over ``n`` paired examples, its CI and p-value."""
+    """Mean difference (compressor - baseline) over ``n`` paired examples, its CI and p-value.
+
+    ``exact`` is True when the p-value comes from all ``2**n`` sign patterns (or from the closed
+    form of a constant difference), False when from ``samples`` random ones."""
 
     mean_difference: float
     low: float
@@ -52,8 +71,9 @@ class PairedComparison:
     p_value: float
     n: int
     confidence: float
+    exact: bool
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -64,7 +84,18 @@ def _as_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return array
 
 
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1; got {confidence}")
+
+
+def _check_samples(samples: int) -> None:
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1; got {samples}")
+
+
 def _bootstrap_means(values: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """Means of ``samples`` resamples of ``values``, each drawing n indices from 0..n-1."""
     n = len(values)
     means = np.empty(samples)
     for start in range(0, samples, _CHUNK):
@@ -74,10 +105,22 @@ def _bootstrap_means(values: np.ndarray, samples: int, rng: np.random.Generator)
     return means
 
 
+def _percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The central ``confidence`` interval of the bootstrap distribution (linear interpolation
+    between order statistics, as ``numpy.quantile``'s default and scipy's percentile method)."""
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
 def bootstrap_ci(
     values: Sequence[float] | np.ndarray, samples: int = 1000, confidence: float = 0.95, seed: int | Sequence[int] = 0
 ) -> Interval:
-    """The mean of ``values`` with a percentile-bootstrap confidence interval."""
+    """The mean of ``values`` with a percentile-bootstrap confidence interval.
+
+    One value, or values that are all equal, give the point interval ``[mean, mean]``."""
+    _check_confidence(confidence)
+    _check_samples(samples)
     array = _as_array(values)
     n = len(array)
     if n == 0:
@@ -85,12 +128,27 @@ def bootstrap_ci(
     mean = float(array.mean())
     if n == 1 or np.all(array == array[0]):
         return Interval(mean, mean, mean, n, confidence)
-    means = _bootstrap_means(array, samples, np.random.default_rng(seed))
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    # the percentile interval of a mean brackets the mean up to resampling noise; clamp so that
-    # a reported interval always contains its point estimate
-    return Interval(mean, float(min(low, mean)), float(max(high, mean)), n, confidence)
+    low, high = _percentile_interval(_bootstrap_means(array, samples, np.random.default_rng(seed)), confidence)
+    return Interval(mean, low, high, n, confidence)
+
+
+def _exact_sign_flip(diff: np.ndarray, threshold: float) -> float:
+    """Share of all 2**n sign patterns whose |sum| reaches ``threshold`` (the identity included)."""
+    n = len(diff)
+    patterns = np.arange(2**n, dtype=np.int64)[:, None]
+    signs = 1.0 - 2.0 * ((patterns >> np.arange(n)) & 1)
+    return float(np.count_nonzero(np.abs(signs @ diff) >= threshold)) / 2**n
+
+
+def _sampled_sign_flip(diff: np.ndarray, threshold: float, samples: int, rng: np.random.Generator) -> float:
+    """``(1 + #{|sum| >= threshold}) / (1 + samples)`` over ``samples`` random sign patterns."""
+    n = len(diff)
+    extreme = 0
+    for start in range(0, samples, _CHUNK):
+        size = min(_CHUNK, samples - start)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
+        extreme += int(np.count_nonzero(np.abs(signs @ diff) >= threshold))
+    return (1 + extreme) / (1 + samples)
 
 
 def paired_comparison(
@@ -100,7 +158,14 @@ def paired_comparison(
     confidence: float = 0.95,
     seed: int | Sequence[int] = 0,
 ) -> PairedComparison:
-    """Compare paired values (same examples, same order): is ``values`` - ``baseline`` != 0?"""
+    """Compare paired values (``values[i]`` and ``baseline[i]`` come from the same example):
+    is the mean of ``values - baseline`` different from 0?
+
+    The caller pairs the values (the summary pairs them by example id). The interval is the
+    percentile bootstrap of the mean difference (``samples`` resamples of the pairs); the
+    p-value is the two-sided sign-flip test (exact up to :data:`EXACT_MAX_PAIRS` pairs)."""
+    _check_confidence(confidence)
+    _check_samples(samples)
     a, b = _as_array(values), _as_array(baseline)
     if a.shape != b.shape:
         raise ValueError(f"paired_comparison needs equally many values; got {len(a)} and {len(b)}")
@@ -110,19 +175,63 @@ def paired_comparison(
     n = len(diff)
     observed = float(diff.mean())
     if np.all(diff == diff[0]):
-        # no variation: the interval is the point; a constant non-zero shift on every example is
-        # still only as significant as n sign flips allow
+        # no variation: the interval is the point; a constant non-zero shift reaches the observed
+        # |sum| under exactly 2 of the 2**n sign patterns (all +, all -): p = 2 / 2**n, exactly
         p = 1.0 if observed == 0 else min(1.0, 2.0 ** (1 - n))
-        return PairedComparison(observed, observed, observed, p, n, confidence)
+        return PairedComparison(observed, observed, observed, p, n, confidence, True)
     rng = np.random.default_rng(seed)
-    boot = _bootstrap_means(diff, samples, rng)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(boot, [alpha, 1 - alpha])
-    extreme = 0
-    for start in range(0, samples, _CHUNK):
-        size = min(_CHUNK, samples - start)
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
-        permuted = (signs * diff).mean(axis=1)
-        extreme += int(np.sum(np.abs(permuted) >= abs(observed) - 1e-12))
-    p_value = (1 + extreme) / (1 + samples)
-    return PairedComparison(observed, float(min(low, observed)), float(max(high, observed)), p_value, n, confidence)
+    low, high = _percentile_interval(_bootstrap_means(diff, samples, rng), confidence)
+    threshold = abs(float(diff.sum())) - _TIE_TOLERANCE * float(np.abs(diff).sum())
+    exact = n <= EXACT_MAX_PAIRS
+    p_value = _exact_sign_flip(diff, threshold) if exact else _sampled_sign_flip(diff, threshold, samples, rng)
+    return PairedComparison(observed, low, high, p_value, n, confidence, exact)
+
+
+def holm_adjust(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    With the p-values sorted ascending, ``p_(1) <= ... <= p_(m)``, the adjusted value of the
+    i-th smallest is ``max_{j <= i} min(1, (m - j + 1) * p_(j))``. Rejecting where the adjusted
+    value is below alpha controls the family-wise error rate at alpha under any dependence
+    between the tests. Ties keep their given order (it does not change the result)."""
+    ps = [float(p) for p in p_values]
+    for p in ps:
+        if not 0 <= p <= 1:  # also refuses NaN
+            raise ValueError(f"holm_adjust needs p-values in [0, 1]; got {p}")
+    m = len(ps)
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, index in enumerate(sorted(range(m), key=lambda i: ps[i])):
+        running = max(running, min(1.0, (m - rank) * ps[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def _binary(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
+    array = _as_array(values)
+    if not np.all((array == 0) | (array == 1)):
+        bad = array[(array != 0) & (array != 1)][0]
+        raise ValueError(f"mcnemar_exact needs binary (0/1) outcomes; {name} has {bad:g}")
+    return array
+
+
+def discordant_pairs(values: Sequence[float] | np.ndarray, baseline: Sequence[float] | np.ndarray) -> tuple[int, int]:
+    """Paired binary outcomes: (#pairs where only ``values`` is 1, #pairs where only ``baseline`` is 1)."""
+    a, b = _binary(values, "values"), _binary(baseline, "baseline")
+    if a.shape != b.shape:
+        raise ValueError(f"paired binary outcomes need equally many values; got {len(a)} and {len(b)}")
+    return int(np.count_nonzero((a == 1) & (b == 0))), int(np.count_nonzero((a == 0) & (b == 1)))
+
+
+def mcnemar_exact(values: Sequence[float] | np.ndarray, baseline: Sequence[float] | np.ndarray) -> float:
+    """Two-sided exact McNemar test of paired binary (0/1) outcomes, e.g. EM per example.
+
+    Only discordant pairs carry information: with ``k`` = pairs where only one side is 1 and
+    ``x`` of them won by ``values``, under the null ``x ~ Binomial(k, 1/2)`` and
+    p = ``min(1, 2 * P(X <= min(x, k - x)))`` (1 when there is no discordant pair)."""
+    wins, losses = discordant_pairs(values, baseline)
+    k = wins + losses
+    if k == 0:
+        return 1.0
+    tail = sum(math.comb(k, i) for i in range(min(wins, losses) + 1))
+    return min(1.0, 2 * tail / 2**k)

@@ -16,7 +16,7 @@ __all__ = ["ExactMatchMetric", "TokenF1Metric", "AccuracyMetric"]
 class ExactMatchMetric(Metric):
     """1 when the normalised prediction equals a normalised gold answer (SQuAD EM)."""
 
-    outputs: ClassVar[dict[str, MetricOutput]] = {"em": MetricOutput("EM", 100.0, "%")}
+    outputs: ClassVar[dict[str, MetricOutput]] = {"em": MetricOutput("EM", 100.0, "%", binary=True)}
     needs_reader: ClassVar[bool] = True
 
     def compute(self, item: MetricInput) -> dict[str, float]:
@@ -40,7 +40,7 @@ class TokenF1Metric(Metric):
 class AccuracyMetric(Metric):
     """1 when a normalised gold answer occurs, as whole tokens, in the normalised prediction."""
 
-    outputs: ClassVar[dict[str, MetricOutput]] = {"accuracy": MetricOutput("Acc", 100.0, "%")}
+    outputs: ClassVar[dict[str, MetricOutput]] = {"accuracy": MetricOutput("Acc", 100.0, "%", binary=True)}
     needs_reader: ClassVar[bool] = True
 
     def compute(self, item: MetricInput) -> dict[str, float]:

@@ -20,12 +20,16 @@ __all__ = ["Metric", "MetricInput", "MetricOutput"]
 
 @dataclass(frozen=True)
 class MetricOutput:
-    """How a value is reported: its label, a display scale (100 for percentages) and unit."""
+    """How a value is reported: its label, a display scale (100 for percentages) and unit.
+
+    ``binary``: every value is 0 or 1 (a per-example yes/no such as EM); the summary then adds an
+    exact McNemar test to the paired comparison."""
 
     label: str
     scale: float = 1.0
     unit: str = ""
     higher_is_better: bool | None = True
+    binary: bool = False
 
 
 @dataclass(frozen=True)

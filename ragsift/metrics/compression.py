@@ -26,7 +26,7 @@ class AnswerRetentionMetric(Metric):
     """1 when a gold answer survives (normalised, as whole tokens) in the compressed context;
     a compressor cannot help a reader find an answer it removed."""
 
-    outputs: ClassVar[dict[str, MetricOutput]] = {"answer_retention": MetricOutput("Ans-in-ctx", 100.0, "%")}
+    outputs: ClassVar[dict[str, MetricOutput]] = {"answer_retention": MetricOutput("Ans-in-ctx", 100.0, "%", binary=True)}
 
     def compute(self, item: MetricInput) -> dict[str, float]:
         if not item.example.answers:
@@ -84,7 +84,7 @@ class TokenCountMetric(Metric):
 class EmptyCompressionMetric(Metric):
     """1 when the compressor kept nothing (a valid outcome, counted so that it is visible)."""
 
-    outputs: ClassVar[dict[str, MetricOutput]] = {"empty": MetricOutput("Empty", 100.0, "%", False)}
+    outputs: ClassVar[dict[str, MetricOutput]] = {"empty": MetricOutput("Empty", 100.0, "%", False, binary=True)}
 
     def compute(self, item: MetricInput) -> dict[str, float]:
         return {"empty": float(item.compression.is_empty)}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
-from ragsift.metrics.answer import ExactMatchMetric
+from ragsift.metrics.answer import ExactMatchMetric, TokenF1Metric
 from ragsift.metrics.evidence import EvidenceMetric
 
 
@@ -49,3 +51,87 @@ def test_no_baseline_no_comparisons() -> None:
     assert summary["comparisons"] == {}
     assert summary["metrics"]["em"]["label"] == "em"  # undescribed metric: its key, scale 1
     assert "difference vs" not in format_table(summary)
+
+
+def _em_records(label: str, em: dict[str, float]) -> list[dict]:  # type: ignore[type-arg]
+    return [{"id": i, "compressor": label, "metrics": {"em": v}, "timings": {}} for i, v in em.items()]
+
+
+def test_pairs_by_example_id_not_by_position() -> None:
+    # the baseline in id order; the compressor in reverse order and without q3
+    base = {f"q{i}": 10.0 * i for i in range(6)}
+    delta = {"q5": 6.0, "q4": 1.0, "q2": 4.0, "q1": -1.0, "q0": 3.0}
+    other = {i: base[i] + d for i, d in delta.items()}
+    records = {"none": _em_records("none", base), "exit": _em_records("exit", other)}
+    test = build_summary(records, {}, baseline="none", samples=200)["comparisons"]["exit"]["em"]
+    assert test["n"] == 5 and test["unpaired"] == 1 and test["exact"]
+    # by id the differences are 3, -1, 4, 1, 6 (sum 13). Flipping a subset with sum x gives
+    # 13 - 2x; |13 - 2x| >= 13 for x <= 0 ({}, {-1}, {-1, 1}) or x >= 13 (their complements):
+    # 6 of 32 patterns. (Position pairing would give 55-0, 45-10, ...: mean 6.6, p = 0.75.)
+    assert test["mean_difference"] == pytest.approx(2.6)
+    assert test["p_value"] == pytest.approx(6 / 32)
+    by_scipy = stats.permutation_test((np.array(list(delta.values())),), np.mean, permutation_type="samples",
+                                      n_resamples=np.inf).pvalue
+    assert test["p_value"] == pytest.approx(by_scipy)
+
+
+def test_pairs_binary_outcomes_by_id_for_mcnemar() -> None:
+    # the same ids on both sides, in opposite orders: by id the compressor wins q0, q1, q4 and
+    # loses q2, q3 (position pairing would see 2 wins and 1 loss)
+    base = {"q0": 0.0, "q1": 0.0, "q2": 1.0, "q3": 1.0, "q4": 0.0}
+    other = {"q4": 1.0, "q3": 0.0, "q2": 0.0, "q1": 1.0, "q0": 1.0}
+    records = {"none": _em_records("none", base), "exit": _em_records("exit", other)}
+    test = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200)["comparisons"]["exit"]["em"]
+    assert test["mean_difference"] == pytest.approx(20.0) and test["unpaired"] == 0
+    # 3 wins, 2 losses: 2 * P(X <= 2), X ~ Bin(5, 1/2) = 2 * 16/32 = 1
+    assert test["mcnemar"] == {"p_value": 1.0, "compressor_only": 3, "baseline_only": 2}
+    # sign flips of +1 x 3, -1 x 2 (sum 1): every pattern has |sum| >= 1 (it is odd): p = 1
+    assert test["p_value"] == 1.0
+
+
+def test_summary_does_not_depend_on_record_order() -> None:
+    base = {f"q{i}": float(i % 2) for i in range(12)}
+    other = {f"q{i}": float(i % 3 != 0) for i in range(12)}
+    forward = {"none": _em_records("none", base), "exit": _em_records("exit", other)}
+    backward = {"none": _em_records("none", base), "exit": list(reversed(_em_records("exit", other)))}
+    assert build_summary(forward, {}, baseline="none", seed=4) == build_summary(backward, {}, baseline="none", seed=4)
+
+
+def test_a_repeated_example_id_is_refused() -> None:
+    records = {"none": _em_records("none", {"q0": 0.0, "q1": 1.0}),
+               "exit": _em_records("exit", {"q0": 1.0, "q1": 1.0}) + _em_records("exit", {"q1": 0.0})}
+    with pytest.raises(ValueError, match="compressor 'exit' has example id 'q1' more than once"):
+        build_summary(records, {}, baseline="none")
+
+
+def test_holm_over_every_comparison_of_the_table() -> None:
+    outputs = {**ExactMatchMetric.outputs, **TokenF1Metric.outputs}
+    ids = [f"q{i}" for i in range(6)]
+    def recs(label: str, em: float) -> list[dict]:  # type: ignore[type-arg]
+        return [{"id": i, "metrics": {"em": em, "f1": 0.5}, "timings": {}} for i in ids]
+    records = {"none": recs("none", 0.0), "exit": recs("exit", 1.0), "bm25": recs("bm25", 1.0)}
+    summary = build_summary(records, outputs, baseline="none", samples=200)
+    # EM: +100 on all 6 examples -> p = 2/64 for exit and for bm25; F1: identical -> p = 1.
+    # Holm over the 4 comparisons: 0.03125 x 4 = 0.125, 0.03125 x 3 -> 0.125, 1, 1
+    assert summary["p_adjustment"] == {"method": "holm", "comparisons": 4}
+    for label in ("exit", "bm25"):
+        em, f1 = summary["comparisons"][label]["em"], summary["comparisons"][label]["f1"]
+        assert em["p_value"] == pytest.approx(2 / 64) and em["p_holm"] == pytest.approx(0.125)
+        assert f1["p_value"] == 1.0 and f1["p_holm"] == 1.0
+        assert em["mcnemar"] == {"p_value": pytest.approx(2 / 64), "compressor_only": 6, "baseline_only": 0}
+        assert "mcnemar" not in f1  # F1 is not binary
+    table = format_table(summary)
+    assert "+100.0 p=0.125" in table and "*" not in table.split("difference vs")[1].split("\n", 2)[2]
+    assert "exact two-sided sign-flip test" in table and "Holm-adjusted over the 4 comparisons" in table
+    markdown = format_markdown(summary)
+    assert "+100.0 [+100.0, +100.0] p=0.031, Holm 0.125 |" in markdown
+    assert "## Binary metrics: exact McNemar test" in markdown and "| exit | EM | 6 | 0 | p=0.031 |" in markdown
+
+
+def test_missing_examples_are_named_in_the_tables() -> None:
+    records = {"none": _em_records("none", {f"q{i}": float(i % 2) for i in range(8)}),
+               "exit": _em_records("exit", {f"q{i}": 1.0 for i in range(6)})}
+    summary = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200)
+    assert summary["comparisons"]["exit"]["em"]["n"] == 6 and summary["comparisons"]["exit"]["em"]["unpaired"] == 2
+    assert "left out of the paired tests (exit: 2)" in format_table(summary)
+    assert "left out of the paired tests (exit: 2)" in format_markdown(summary)
