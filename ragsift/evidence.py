@@ -2,8 +2,9 @@
 
 A sentence counts as evidence when at least ``min_overlap`` of its characters lie inside gold
 spans of its own document; a gold span counts as covered when at least ``min_overlap`` of its
-characters lie inside the given sentences. With dataset-provided sentences (``presplit`` on
-HotpotQA) both rules are exact matches.
+characters lie inside the given sentences. Characters are counted once where spans (or
+sentences) overlap. With dataset-provided sentences (``presplit`` on HotpotQA) both rules are
+exact matches.
 """
 
 from __future__ import annotations
@@ -20,12 +21,23 @@ def overlap(a_start: int, a_end: int, b_start: int, b_end: int) -> int:
     return max(0, min(a_end, b_end) - max(a_start, b_start))
 
 
+def _inside(start: int, end: int, spans: Iterable[tuple[int, int]]) -> int:
+    """Characters of ``[start, end)`` inside the union of ``spans`` (overlaps counted once)."""
+    inside, reached = 0, start
+    for s_start, s_end in sorted(spans):
+        lo, hi = max(s_start, reached), min(s_end, end)
+        if hi > lo:
+            inside += hi - lo
+            reached = hi
+    return inside
+
+
 def is_evidence(sentence: Sentence, evidence: Iterable[EvidenceSpan], min_overlap: float = 0.5) -> bool:
     length = sentence.end - sentence.start
     if length <= 0:
         return False
-    inside = sum(overlap(sentence.start, sentence.end, e.start, e.end) for e in evidence if e.doc_index == sentence.doc_index)
-    return inside >= min_overlap * length
+    spans = [(e.start, e.end) for e in evidence if e.doc_index == sentence.doc_index]
+    return _inside(sentence.start, sentence.end, spans) >= min_overlap * length
 
 
 def evidence_mask(sentences: Sequence[Sentence], evidence: Sequence[EvidenceSpan], min_overlap: float = 0.5) -> list[bool]:
@@ -38,6 +50,6 @@ def covered_spans(evidence: Sequence[EvidenceSpan], sentences: Sequence[Sentence
     out = []
     for e in evidence:
         length = e.end - e.start
-        inside = sum(overlap(e.start, e.end, s.start, s.end) for s in sentences if s.doc_index == e.doc_index)
-        out.append(length > 0 and inside >= min_overlap * length)
+        spans = [(s.start, s.end) for s in sentences if s.doc_index == e.doc_index]
+        out.append(length > 0 and _inside(e.start, e.end, spans) >= min_overlap * length)
     return out

@@ -1,6 +1,10 @@
 """Answer metrics of the reader's prediction: exact match, token F1 and accuracy.
 
-All take the maximum over the gold answers and are reported x100.
+All take the maximum over the gold answers and are reported x100. An example without gold
+answers has no EM, F1 or accuracy (undefined, left out of the means), except a question marked
+unanswerable (``metadata["is_impossible"]``, SQuAD 2.0): its one gold answer is the empty answer,
+so EM and F1 are 1 exactly when the prediction normalises to nothing (the official SQuAD 2.0
+rule); accuracy stays undefined there.
 """
 
 from __future__ import annotations
@@ -9,8 +13,17 @@ from typing import ClassVar
 
 from ragsift.metrics.base import Metric, MetricInput, MetricOutput
 from ragsift.metrics.normalize import best_over_gold, contains_answer, exact_match, token_f1
+from ragsift.types import Example
 
-__all__ = ["ExactMatchMetric", "TokenF1Metric", "AccuracyMetric"]
+__all__ = ["ExactMatchMetric", "TokenF1Metric", "AccuracyMetric", "gold_answers"]
+
+
+def gold_answers(example: Example) -> tuple[str, ...]:
+    """The answers a prediction is scored against: the example's answers; ``("",)`` for a question
+    marked unanswerable (SQuAD 2.0: the right answer is no answer); ``()`` when unlabelled."""
+    if example.answers:
+        return example.answers
+    return ("",) if example.metadata.get("is_impossible") else ()
 
 
 class ExactMatchMetric(Metric):
@@ -20,9 +33,10 @@ class ExactMatchMetric(Metric):
     needs_reader: ClassVar[bool] = True
 
     def compute(self, item: MetricInput) -> dict[str, float]:
-        if item.prediction is None:
+        golds = gold_answers(item.example)
+        if item.prediction is None or not golds:
             return {}
-        return {"em": best_over_gold(exact_match, item.prediction, item.example.answers)}
+        return {"em": best_over_gold(exact_match, item.prediction, golds)}
 
 
 class TokenF1Metric(Metric):
@@ -32,9 +46,10 @@ class TokenF1Metric(Metric):
     needs_reader: ClassVar[bool] = True
 
     def compute(self, item: MetricInput) -> dict[str, float]:
-        if item.prediction is None:
+        golds = gold_answers(item.example)
+        if item.prediction is None or not golds:
             return {}
-        return {"f1": best_over_gold(token_f1, item.prediction, item.example.answers)}
+        return {"f1": best_over_gold(token_f1, item.prediction, golds)}
 
 
 class AccuracyMetric(Metric):
@@ -44,7 +59,7 @@ class AccuracyMetric(Metric):
     needs_reader: ClassVar[bool] = True
 
     def compute(self, item: MetricInput) -> dict[str, float]:
-        if item.prediction is None:
+        if item.prediction is None or not item.example.answers:
             return {}
         prediction = item.prediction
         return {"accuracy": float(any(contains_answer(prediction, g) for g in item.example.answers))}

@@ -353,3 +353,12 @@ def test_derive_seed_is_the_crc32_of_each_name() -> None:
     assert derive_seed(7, "123456789") == [7, 0xCBF43926]
     assert derive_seed(0, "exit", "em") == [0, zlib.crc32(b"exit"), zlib.crc32(b"em")]
     assert derive_seed(0, "a", "b") != derive_seed(0, "b", "a")
+
+
+@pytest.mark.parametrize(("wins", "losses"), [(5, 0), (3, 1), (7, 2), (4, 4), (1, 9)])
+def test_exact_sign_flip_on_binary_outcomes_is_mcnemar(wins: int, losses: int) -> None:
+    # with differences in {-1, 0, +1}, the sign-flipped sum is 2X - k for X ~ Bin(k, 1/2), k = wins + losses:
+    # the exact sign-flip test and the exact McNemar test are the same test
+    a, b = _outcomes(wins, losses)
+    result = paired_comparison(a, b)
+    assert result.exact and result.p_value == pytest.approx(mcnemar_exact(a, b), rel=1e-12)

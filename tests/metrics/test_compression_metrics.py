@@ -57,3 +57,24 @@ def test_token_counts_with_the_offline_smollm2_tokenizer() -> None:
     values = metric.compute(MetricInput(example, _result("Warsaw is the capital of Poland.", [0])))
     assert 5 <= values["compressed_tokens"] <= 10
     assert values["original_tokens"] > values["compressed_tokens"]
+
+
+def _example(answers: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    from ragsift.types import Example
+
+    return Example("o", "question?", answers, ())
+
+
+def test_answer_retention_with_overlapping_answers() -> None:
+    metric = AnswerRetentionMetric()
+    golds = ("New York", "New York City")
+    # both answers found: retention is still 1 (any answer, not a count)
+    assert metric.compute(MetricInput(_example(golds), _result("He moved to New York City.", [0]))) == {"answer_retention": 1.0}
+    # the shorter answer inside a longer phrase counts, as whole tokens
+    assert metric.compute(MetricInput(_example(golds), _result("New York state", [0]))) == {"answer_retention": 1.0}
+    # a part of an answer is not the answer; a token inside another token is not found
+    assert metric.compute(MetricInput(_example(golds), _result("York City", [0]))) == {"answer_retention": 0.0}
+    assert metric.compute(MetricInput(_example(("1",)), _result("In 1990.", [0]))) == {"answer_retention": 0.0}
+    assert metric.compute(MetricInput(_example(("Poland",)), _result("", []))) == {"answer_retention": 0.0}
+    # no gold answer: undefined
+    assert metric.compute(MetricInput(_example(()), _result("anything", [0]))) == {}

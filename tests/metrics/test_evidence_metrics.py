@@ -67,3 +67,30 @@ def test_metric_on_presplit_sentences_and_absent_without_labels() -> None:
     unlabelled = Example("u", "q", ("a",), example.documents, None)
     assert EvidenceMetric().compute(MetricInput(unlabelled, result)) == {}
 
+
+
+def test_metric_edge_cases_nothing_kept_and_no_gold_evidence() -> None:
+    example = sample_example()
+    nothing_kept = CompressionResult("sample", [_s(0, 0, 5)], [0.0], [], "")
+    kept_one = CompressionResult("sample", [_s(0, 0, 5)], [0.0], [0], "xxxxx")
+    # gold evidence, nothing kept: nothing found and nothing right
+    assert EvidenceMetric().compute(MetricInput(example, nothing_kept)) == {
+        "evidence_precision": 0.0, "evidence_recall": 0.0, "evidence_f1": 0.0}
+    # labelled with no evidence (evidence == ()): keeping nothing is exactly right ...
+    no_gold = Example("n", "q", ("a",), example.documents, ())
+    assert EvidenceMetric().compute(MetricInput(no_gold, nothing_kept)) == {
+        "evidence_precision": 1.0, "evidence_recall": 1.0, "evidence_f1": 1.0}
+    # ... keeping anything is not: R = 1 (nothing to find), P = 0, F1 = 0
+    assert EvidenceMetric().compute(MetricInput(no_gold, kept_one)) == {
+        "evidence_precision": 0.0, "evidence_recall": 1.0, "evidence_f1": 0.0}
+
+
+def test_overlapping_spans_count_their_characters_once() -> None:
+    # two gold spans overlapping in [4, 12): their union covers 16 of the sentence's 40 characters
+    # (40%), although their lengths add up to 24 (60%)
+    gold = [EvidenceSpan(0, 0, 12), EvidenceSpan(0, 4, 16)]
+    assert evidence_scores([_s(0, 0, 40)], gold)["evidence_precision"] == 0.0
+    assert evidence_scores([_s(0, 0, 30)], gold)["evidence_precision"] == 1.0  # 16 of 30
+    # two kept sentences overlapping on a gold span of 100: union 40 (not 60) -> not recalled
+    assert evidence_scores([_s(0, 0, 30), _s(0, 10, 40)], [EvidenceSpan(0, 0, 100)])["evidence_recall"] == 0.0
+    assert evidence_scores([_s(0, 0, 30), _s(0, 30, 50)], [EvidenceSpan(0, 0, 100)])["evidence_recall"] == 1.0
