@@ -205,6 +205,8 @@ def _test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
     exact = {bool(t["exact"]) for t in _tests(summary)}
     limit = summary.get("exact_test_max_pairs", 16)
     sampled = f"{summary['bootstrap_samples']} random sign patterns"
+    if not exact:
+        return "two-sided sign-flip test (no comparison has 2 pairs)", False
     if exact == {True}:
         return "exact two-sided sign-flip test (all 2^n sign patterns)", False
     if exact == {False}:
@@ -241,7 +243,7 @@ def _rows(summary: Mapping[str, Any], brackets: bool) -> tuple[list[str], list[l
         row += [_cell(comp["latency_ms"].get(s), "ms", brackets) for s in stages]
         rows.append(row)
     diff_header = ["compressor"] + [meta[k]["label"] for k in cols]
-    mark_exact = _test_method(summary)[1] if _tests(summary) else False
+    mark_exact = _test_method(summary)[1]
     diff_rows = [[label] + [_diff_cell(tests.get(k), meta[k]["unit"], brackets, mark_exact) for k in cols]
                  for label, tests in summary["comparisons"].items()]
     return header, rows, diff_header, diff_rows

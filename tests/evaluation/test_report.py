@@ -135,3 +135,10 @@ def test_missing_examples_are_named_in_the_tables() -> None:
     assert summary["comparisons"]["exit"]["em"]["n"] == 6 and summary["comparisons"]["exit"]["em"]["unpaired"] == 2
     assert "left out of the paired tests (exit: 2)" in format_table(summary)
     assert "left out of the paired tests (exit: 2)" in format_markdown(summary)
+
+
+def test_one_example_gives_no_paired_test() -> None:
+    records = {"none": _em_records("none", {"q0": 0.0}), "exit": _em_records("exit", {"q0": 1.0})}
+    summary = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200)
+    assert summary["comparisons"] == {"exit": {}} and summary["p_adjustment"]["comparisons"] == 0
+    assert "no comparison has 2 pairs" in format_table(summary) and "| exit | - |" in format_markdown(summary)
