@@ -51,10 +51,10 @@ def build(config: str, threshold: float | None) -> dict[str, Any]:
     (compressor,) = load_config(config).build_compressors().values()
     spec = {"name": "reflection", **compressor.selector.config()}
     if threshold is not None:
-        spec["evaluator"] = {**spec["evaluator"], "threshold": threshold}
+        spec["judge"] = {**spec["judge"], "threshold": threshold}
     selectors = {mode: build_plugin("selector", {**spec, "mode": mode}) for mode in MODES}
-    if "share_prefix" in spec["evaluator"]:  # causal evaluator: also the plain padded batch
-        padded = {**spec, "mode": "batched", "evaluator": {**spec["evaluator"], "share_prefix": False}}
+    if "share_prefix" in spec["judge"]:  # causal evaluator: also the plain padded batch
+        padded = {**spec, "mode": "batched", "judge": {**spec["judge"], "share_prefix": False}}
         selectors["batched-padded"] = build_plugin("selector", padded)
     compressor.warm_up()
     for selector in selectors.values():
@@ -75,7 +75,7 @@ def run(config: str, examples: int, source: str | None, threshold: float | None,
         prepared.append((ex, sentences, scores))
     # warm-up call (first-call allocations), not timed
     ex0, s0, sc0 = prepared[0]
-    selectors["batched"].evaluator.probabilities(ex0.question, [[s0[0].text]])
+    selectors["batched"].judge.probabilities(ex0.question, [[s0[0].text]])
 
     labels = list(selectors)
     rows: dict[str, dict[str, Any]] = {m: {"seconds": [], "calls": 0, "sets": 0, "k": [], "evidential": 0, "probabilities": []} for m in labels}
@@ -97,17 +97,17 @@ def run(config: str, examples: int, source: str | None, threshold: float | None,
             assert kept[mode] == kept["sequential"], f"example {ex.id}: '{mode}' kept different sentences than 'sequential'"
             info, row = infos[mode], rows[mode]
             row["seconds"].append(best[mode])
-            row["calls"] += info["evaluator_calls"]
+            row["calls"] += info["judge_calls"]
             row["sets"] += info["sets_judged"]
             row["k"].append(info["chosen_k"])
             row["evidential"] += int(info["evidential"])
             row["probabilities"].extend(info["probabilities"])
         times = " ".join(f"{label} {best[label]:.2f}s" for label in labels)
         print(f"[{i + 1}/{len(prepared)}] {ex.id}: k={rows['sequential']['k'][-1]} {times}", file=sys.stderr)
-    evaluator = selectors["sequential"].evaluator
+    evaluator = selectors["sequential"].judge
     return {
         "load": statistics.mean(loads), "repeats": repeats, "rows": rows, "n": len(prepared), "sentences": sum(len(s) for _, s, _ in prepared),
-        "evaluator": {"name": selectors["sequential"].params.evaluator["name"], "model": evaluator.params.model,
+        "judge": {"name": selectors["sequential"].params.judge["name"], "model": evaluator.params.model,
                       "threshold": evaluator.params.threshold, "batch_size": evaluator.params.batch_size},
         "step": selectors["sequential"].params.step, "max": selectors["sequential"].params.max_sentences,
     }
@@ -117,7 +117,7 @@ def report(result: dict[str, Any], command: str) -> str:
     rows = result["rows"]
     seq = sum(rows["sequential"]["seconds"])
     ks = collections.Counter(rows["sequential"]["k"])
-    ev = result["evaluator"]
+    ev = result["judge"]
     lines = [
         f"`{command}`",
         "",
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         result = run(args.config, args.examples, args.input, threshold, args.repeats)
         body = report(result, command)
         print(body)
-        bodies.append(f"### Evaluator threshold {result['evaluator']['threshold']}\n\n" + body)
+        bodies.append(f"### Evaluator threshold {result['judge']['threshold']}\n\n" + body)
     if args.write:
         write_section(Path(args.write), SECTION, INTRO + "\n\n" + "\n\n".join(bodies))
     return 0

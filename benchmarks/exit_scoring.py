@@ -29,11 +29,11 @@ import statistics
 import sys
 import threading
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tomllib
 from markdown_section import write_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,16 +96,17 @@ def authors_call_scores(scorer: Any, prompts: list[Any], batch_size: int) -> tup
     """The authors' model call on the reference batches: default positions, full logits."""
     import torch
 
-    from ragsift.scorers.causal_yes_no import yes_probability
-    from ragsift.scorers.yes_no_batches import chunks, left_padded_batch
+    from ragsift.lm import two_way_probability
+    from ragsift.lm.layouts import chunks, left_padded_batch
 
-    model, enc = scorer._model, scorer.encoder
+    model, engine = scorer._model, scorer.engine
     out, tokens, passes = [], 0, 0
     with torch.inference_mode():
         for rows in chunks(len(prompts), batch_size):
-            ids, mask, _ = left_padded_batch([prompts[i].ids for i in rows], scorer._pad_id)
+            ids, mask, _ = left_padded_batch([prompts[i].ids for i in rows], engine.pad_id)
             logits = model(input_ids=ids, attention_mask=mask).logits[:, -1, :]
-            out.append(yes_probability(logits, enc.yes_id, enc.no_id).double().numpy())
+            yes, no = logits[:, engine.positive_id], logits[:, engine.negative_id]
+            out.append(two_way_probability(yes, no).double().numpy())
             tokens += ids.numel()
             passes += 1
     return np.concatenate(out), tokens, passes
@@ -115,13 +116,9 @@ def token_counts(prompts: list[Any], batch_size: int) -> tuple[int, int]:
     """Tokens each mode runs through the model for these prompts, counted without the model:
     reference = every batch padded to its longest prompt; prefix-shared = the shared start once,
     each document's rest of prefix once, every suffix once."""
-    from ragsift.scorers.yes_no_batches import chunks, common_prefix_length, shared_prefix_groups
+    from ragsift.lm.layouts import layout_tokens
 
-    reference = sum(len(rows) * max(len(prompts[i]) for i in rows) for rows in chunks(len(prompts), batch_size))
-    groups = shared_prefix_groups(prompts)
-    root = common_prefix_length([g.prefix for g in groups])
-    shared = root + sum(len(g.prefix) - root + sum(map(len, g.suffixes)) for g in groups)
-    return reference, shared
+    return layout_tokens(prompts, "padded", batch_size), layout_tokens(prompts, "packed", batch_size)
 
 
 def token_census(scorer: Any, batch_size: int) -> str:

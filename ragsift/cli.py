@@ -178,12 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N examples")
     p.set_defaults(func=_cmd_label)
 
-    try:
-        from ragsift.evaluation.command import add_evaluate_command
-    except ImportError:  # evaluation not built into this installation
-        pass
-    else:
-        add_evaluate_command(sub)
+    from ragsift.evaluation.command import add_evaluate_command
+
+    add_evaluate_command(sub)
     return parser
 
 

@@ -16,11 +16,11 @@ an optional ``[dataset]``, an optional ``[reader]`` and an optional ``[evaluatio
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import tomllib
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragsift.errors import ConfigError

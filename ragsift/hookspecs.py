@@ -46,8 +46,8 @@ def register_compressors(register: Register) -> None:
 
 
 @hookspec
-def register_evaluators(register: Register) -> None:
-    """Register evidence-sufficiency evaluators (ECoRAG's reflection)."""
+def register_judges(register: Register) -> None:
+    """Register evidence-sufficiency judges (the evaluators of ECoRAG's reflection)."""
 
 
 @hookspec

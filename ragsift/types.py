@@ -83,7 +83,7 @@ class Example:
 @dataclass(slots=True)
 class Selection:
     """What a selector keeps: indices into the sentence list, in the selector's priority order
-    (rank order for ranking selectors), plus anything worth recording (e.g. evaluator calls)."""
+    (rank order for ranking selectors), plus anything worth recording (e.g. judge calls)."""
 
     kept: list[int]
     info: dict[str, Any] = field(default_factory=dict)

@@ -15,8 +15,8 @@ def register_compressors(register: Register) -> None:
     )
     from ragsift.compressors.ecorag import EcoragCompressor
     from ragsift.compressors.exit import ExitCompressor
+    from ragsift.compressors.none import NoCompression
     from ragsift.compressors.pipeline import PipelineCompressor
-    from ragsift.compressors.uncompressed import NoCompression
 
     register("pipeline", PipelineCompressor)
     register("none", NoCompression)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragsift.datasets.base import DatasetLoader
-from ragsift.datasets.records import Record, iter_json_or_jsonl
+from ragsift.datasets.json_records import Record, iter_json_or_jsonl
 from ragsift.errors import ConfigError, DataFormatError
 from ragsift.plugin import Params
 from ragsift.types import Example

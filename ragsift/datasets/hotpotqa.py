@@ -8,7 +8,7 @@ from pathlib import Path
 from pydantic import Field, StrictInt, StrictStr
 
 from ragsift.datasets.file_loader import FileLoader, head_has_keys, head_starts_with
-from ragsift.datasets.records import Record, RecordModel, iter_json_array, parse_record
+from ragsift.datasets.json_records import Record, RecordModel, iter_json_array, parse_record
 from ragsift.types import Document, EvidenceSpan, Example, sentence_spans_from_list
 
 __all__ = ["HotpotQALoader", "HotpotQARecord"]

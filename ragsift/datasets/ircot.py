@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import StrictBool, StrictStr
 
 from ragsift.datasets.file_loader import JsonRecordsLoader, head_has_keys
-from ragsift.datasets.records import Record, RecordModel, parse_record
+from ragsift.datasets.json_records import Record, RecordModel, parse_record
 from ragsift.types import Document, Example, sentence_spans_from_list
 
 __all__ = ["IRCoTLoader", "IRCoTRecord", "split_ircot_paragraph"]

@@ -28,7 +28,7 @@ def bundled_sample_path() -> Path:
 
 def detect_format(path: str | Path) -> str:
     """The name of the registered dataset loader whose ``sniff`` accepts ``path``."""
-    from ragsift.datasets.records import read_head
+    from ragsift.datasets.json_records import read_head
     from ragsift.registry import get_registry
 
     path = Path(path)

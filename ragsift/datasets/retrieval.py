@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import Field, StrictBool, StrictStr
 
 from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
-from ragsift.datasets.records import Record, RecordModel, parse_record
+from ragsift.datasets.json_records import Record, RecordModel, parse_record
 from ragsift.types import Document, Example
 
 __all__ = ["RetrievalLoader", "RetrievalRecord", "RetrievedContext"]

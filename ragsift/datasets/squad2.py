@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys, head_starts_with
-from ragsift.datasets.records import Record, RecordModel, iter_member_array, parse_record
+from ragsift.datasets.json_records import Record, RecordModel, iter_member_array, parse_record
 from ragsift.splitters.base import trim_span
 from ragsift.types import Document, EvidenceSpan, Example
 

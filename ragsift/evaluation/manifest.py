@@ -47,7 +47,7 @@ _MODEL_KEYS = ("model", "adapter")
 
 
 def now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def sha256_bytes(data: bytes) -> str:

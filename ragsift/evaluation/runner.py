@@ -24,7 +24,7 @@ from typing import Any
 from ragsift.config import RunConfig, build_plugin, load_config
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation import manifest as mf
-from ragsift.evaluation.records import PredictionWriter, prediction_path, read_records
+from ragsift.evaluation.predictions import PredictionWriter, prediction_path, read_records
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.timing import timed_compress, timed_read

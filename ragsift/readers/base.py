@@ -15,7 +15,7 @@ from ragsift.readers.prompts import (
     EXIT_READER_SYSTEM,
     EXIT_READER_USER,
     ReaderPrompt,
-    check_template,
+    check_reader_template,
 )
 
 __all__ = ["Reader", "ReaderAnswer", "ReaderError", "ReaderParams", "cut_at_stop"]
@@ -50,7 +50,7 @@ class ReaderParams(Params):
     @field_validator("system_template", "user_template")
     @classmethod
     def _template(cls, value: str) -> str:
-        return check_template(value)
+        return check_reader_template(value)
 
     @field_validator("stop")
     @classmethod

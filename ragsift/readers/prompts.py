@@ -13,7 +13,7 @@ __all__ = [
     "EXIT_READER_SYSTEM",
     "EXIT_READER_USER",
     "ReaderPrompt",
-    "check_template",
+    "check_reader_template",
 ]
 
 EXIT_READER_SYSTEM = (
@@ -29,7 +29,7 @@ EXIT_READER_USER = "Query: {query}\nAnswer:"
 _ALLOWED = ("context", "query")
 
 
-def check_template(template: str) -> str:
+def check_reader_template(template: str) -> str:
     """Return ``template`` if it only uses ``{context}`` and ``{query}``; raise ``ValueError`` otherwise.
 
     Literal braces must be doubled (``{{`` / ``}}``), as in :meth:`str.format`.
@@ -55,8 +55,8 @@ class ReaderPrompt:
     user: str = EXIT_READER_USER
 
     def __post_init__(self) -> None:
-        check_template(self.system)
-        check_template(self.user)
+        check_reader_template(self.system)
+        check_reader_template(self.user)
         both = self.system + "\n" + self.user
         for name in _ALLOWED:
             if "{" + name + "}" not in both.replace("{{", "").replace("}}", ""):

@@ -11,7 +11,7 @@ def register_scorers(register: Register) -> None:
     from ragsift.scorers.causal_yes_no import CausalYesNoScorer
     from ragsift.scorers.dual_encoder import DualEncoderScorer
     from ragsift.scorers.oracle import OracleScorer
-    from ragsift.scorers.random_scores import RandomScorer
+    from ragsift.scorers.random import RandomScorer
 
     register("bm25", BM25Scorer)
     register("causal-yes-no", CausalYesNoScorer)

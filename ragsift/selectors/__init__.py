@@ -7,7 +7,7 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_selectors(register: Register) -> None:
-    from ragsift.selectors.keep_all import AllSelector
+    from ragsift.selectors.all import AllSelector
     from ragsift.selectors.reflection import ReflectionSelector
     from ragsift.selectors.threshold import ThresholdSelector
     from ragsift.selectors.token_budget import TokenBudgetSelector

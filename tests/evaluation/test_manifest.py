@@ -18,7 +18,7 @@ def test_model_specs_are_found_in_nested_configs() -> None:
     config = {
         "splitter": {"name": "sentencizer"},
         "scorer": {"name": "causal-yes-no", "model": "org/base", "adapter": "org/lora", "device": "cpu"},
-        "selector": {"name": "reflection", "evaluator": {"name": "seq2seq", "model": "org/t5"}, "tokenizer": "whitespace"},
+        "selector": {"name": "reflection", "judge": {"name": "seq2seq", "model": "org/t5"}, "tokenizer": "whitespace"},
         "dual": {"query_model": "org/q", "model": ""},
     }
     assert list(model_specs(config)) == ["org/base", "org/lora", "org/t5", "org/q"]

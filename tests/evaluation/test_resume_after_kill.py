@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from openai_fakes import fake_openai_server
 
-from ragsift.evaluation.records import read_records
+from ragsift.evaluation.predictions import read_records
 
 pytestmark = pytest.mark.slow
 

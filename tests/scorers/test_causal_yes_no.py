@@ -11,11 +11,11 @@ import pytest
 import tiny_causal_lm as tiny
 
 from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.lm import EXIT_TEMPLATE, head_tail, two_way_probability
+from ragsift.lm.layouts import common_prefix_length, shared_prefix_groups
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
 from ragsift.registry import get_registry
-from ragsift.scorers.causal_yes_no import CausalYesNoScorer, yes_probability
-from ragsift.scorers.yes_no_batches import common_prefix_length, shared_prefix_groups
-from ragsift.scorers.yes_no_prompt import EXIT_TEMPLATE, head_tail
+from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.types import Document, Example, Sentence
 
 HEAD = "<start_of_turn>user\nQuery:\n{q}\nFull context:\n"
@@ -175,7 +175,7 @@ def test_yes_probability_uses_only_the_two_logits():
     import torch
 
     logits = torch.tensor([[0.0, 2.0, -1.0, 5.0], [1.0, 1.0, 1.0, 9.0]])
-    got = yes_probability(logits, 1, 2)
+    got = two_way_probability(logits[:, 1], logits[:, 2])
     assert torch.allclose(got, torch.tensor([1 / (1 + np.exp(-3.0)), 0.5]).float())
     assert got[1].item() == 0.5  # equal logits: exactly one half
 
@@ -304,7 +304,7 @@ def test_folder_model_with_lora_adapter(tok, ex, tmp_path):
     scores = adapted.score(example, sentences)
     assert type(adapted._model).__name__.startswith("Peft")
     assert np.abs(scores - plain).max() > 1e-3  # the adapter changes the scores
-    hand = _hand_scores(lora.eval(), adapted.prompts(example, sentences), adapted.encoder.yes_id, adapted.encoder.no_id)
+    hand = _hand_scores(lora.eval(), adapted.prompts(example, sentences), adapted.engine.positive_id, adapted.engine.negative_id)
     assert np.abs(scores - hand).max() <= 1e-4
     ref = CausalYesNoScorer(model=folder, adapter=str(tmp_path / "adapter"), device="cpu", mode="reference")
     assert np.abs(ref.score(example, sentences) - scores).max() <= 1e-4

@@ -1,14 +1,15 @@
-"""A Yes/No evaluator on a chat model: "Is this evidence enough to answer the question?".
+"""A Yes/No judge on a chat model: "Is this evidence enough to answer the question?".
 
 A stand-in for ECoRAG's trained Flan-T5 evaluator that runs anywhere a small instruction-tuned
 causal LM does (the offline configs use SmolLM2-135M-Instruct). P(evidential) =
 P(Yes) / (P(Yes) + P(No)) from the next-token logits after the prompt, read through the chat
-template with a generation prompt.
+template with a generation prompt, by the Yes/No engine (:class:`ragsift.lm.YesNoEngine`).
 
 Several evidence sets in one call (the ``batched`` reflection mode) share most of their prompt:
-the top 8 sentences start with the top 4. With ``share_prefix`` (default) the longest prompt runs
-once and the others reuse its KV cache for the tokens they share, running only their own
-remaining tokens; the probabilities equal those of each prompt run alone (up to float rounding).
+the top 8 sentences start with the top 4. With ``share_prefix`` (default) the engine picks the
+layout that runs the fewest tokens among those the model supports (here: the longest prompt once,
+the others reusing its KV cache for the tokens they share); a model that cannot share prefixes
+gets padded batches. The probabilities equal those of each prompt run alone (up to float rounding).
 
 Documented assumptions: the prompt (``template``, optional ``system_prompt``) is ragsift's own,
 phrased like EXIT's Yes/No question; prompts are never cut (too long -> an error).
@@ -21,16 +22,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from ragsift.evaluators.base import Evaluator, EvaluatorParams
+from ragsift.judges.base import Judge, JudgeParams
+from ragsift.lm import YesNoEngine, chat_prompt, encode_prompts
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.yes_no import (
-    causal_two_way_probabilities,
-    chat_prompt,
-    shared_prefix_two_way_probabilities,
-    single_token_id,
-)
 
-__all__ = ["CausalEvaluator", "CausalEvaluatorParams", "DEFAULT_CAUSAL_TEMPLATE"]
+__all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
 DEFAULT_CAUSAL_TEMPLATE = (
     "Question:\n{question}\nEvidence:\n{evidence}\n"
@@ -38,7 +34,7 @@ DEFAULT_CAUSAL_TEMPLATE = (
 )
 
 
-class CausalEvaluatorParams(EvaluatorParams):
+class CausalJudgeParams(JudgeParams):
     model: str = OFFLINE_SMOLLM2
     template: str = DEFAULT_CAUSAL_TEMPLATE
     system_prompt: str | None = None
@@ -52,15 +48,15 @@ class CausalEvaluatorParams(EvaluatorParams):
     load_in_4bit: bool = False
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=4096, ge=1)
-    #: several sets in one call (batched reflection): run the longest prompt once and reuse its
-    #: KV cache for the prefix the others share with it; off = padded batches of ``batch_size``
+    #: several sets in one call (batched reflection): let the engine share prefixes where the model
+    #: can (the layout that runs the fewest tokens); off = padded batches of ``batch_size``
     share_prefix: bool = True
 
 
-class CausalEvaluator(Evaluator):
+class CausalJudge(Judge):
     """P(Yes) vs P(No) for "is this evidence enough?" on a causal chat model."""
 
-    Params = CausalEvaluatorParams
+    Params = CausalJudgeParams
     needs_model: ClassVar[bool] = True
     label_params = ("positive_token", "negative_token")
 
@@ -73,10 +69,9 @@ class CausalEvaluator(Evaluator):
             self.params.model, device=self.params.device, dtype=self.params.dtype,
             load_in_4bit=self.params.load_in_4bit, adapter=self.params.adapter,
         )
-        self.label_ids = (
-            single_token_id(tokenizer, self.params.positive_token, "CausalEvaluator"),
-            single_token_id(tokenizer, self.params.negative_token, "CausalEvaluator"),
-        )
+        self._engine = YesNoEngine(model, tokenizer, self.params.positive_token, self.params.negative_token,
+                                   batch_size=self.params.batch_size, owner="CausalJudge")
+        self.label_ids = (self._engine.positive_id, self._engine.negative_id)
         self._model, self._tokenizer = model, tokenizer
 
     def prompt(self, question: str, evidence: Sequence[str]) -> str:
@@ -84,7 +79,7 @@ class CausalEvaluator(Evaluator):
         self.warm_up()
         return chat_prompt(
             self._tokenizer, self.format_input(question, evidence), self.params.system_prompt,
-            self.params.use_chat_template, "CausalEvaluator",
+            self.params.use_chat_template, "CausalJudge",
         )
 
     def probabilities(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[float]:
@@ -94,15 +89,7 @@ class CausalEvaluator(Evaluator):
         assert self.label_ids is not None
         prompts = [self.prompt(question, s) for s in evidence_sets]
         # the chat template writes its own begin-of-text marker; raw prompts get the tokenizer's
-        special = not self.params.use_chat_template
-        if self.params.share_prefix and len(prompts) > 1:
-            shared = shared_prefix_two_way_probabilities(
-                self._model, self._tokenizer, prompts, *self.label_ids,
-                max_length=self.params.max_length, add_special_tokens=special, owner="CausalEvaluator",
-            )
-            if shared is not None:
-                return shared
-        return causal_two_way_probabilities(
-            self._model, self._tokenizer, prompts, *self.label_ids, batch_size=self.params.batch_size,
-            max_length=self.params.max_length, add_special_tokens=special, owner="CausalEvaluator",
-        )
+        encoded = encode_prompts(self._tokenizer, prompts, max_length=self.params.max_length,
+                                 add_special_tokens=not self.params.use_chat_template, owner="CausalJudge")
+        layout = "auto" if self.params.share_prefix else "padded"
+        return [float(p) for p in self._engine.probabilities(encoded, layout)]

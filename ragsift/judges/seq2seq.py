@@ -1,4 +1,4 @@
-"""ECoRAG's evaluator: a T5-family model whose first decoded token is ``<EVI>`` or ``<NOT>``.
+"""ECoRAG's evaluator as a judge: a T5-family model whose first decoded token is ``<EVI>`` or ``<NOT>``.
 
 The paper fine-tunes Flan-T5-large with two added tokens, ``<EVI>`` (the evidence suffices) and
 ``<NOT>``; P(evidential) = softmax over the logits of those two tokens at the first decoder
@@ -7,7 +7,7 @@ added tokens with untrained embeddings: its judgements are not ECoRAG's until it
 
 Documented assumptions:
 
-- Input template (not published): see :class:`Seq2SeqEvaluatorParams.template`.
+- Input template (not published): see :class:`Seq2SeqJudgeParams.template`.
 - ``add_tokens = true`` adds the two label tokens to the tokenizer as special tokens when it
   lacks them, and grows the embedding matrix only if the new ids fall outside it (T5 checkpoints
   keep spare rows: Flan-T5's tokenizer has 32,100 entries, its embeddings 32,128). A trained
@@ -25,10 +25,10 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from ragsift.errors import ConfigError, PromptTooLongError
-from ragsift.evaluators.base import Evaluator, EvaluatorParams
-from ragsift.yes_no import single_token_id, two_way_softmax
+from ragsift.judges.base import Judge, JudgeParams
+from ragsift.lm import single_token_id, two_way_probability
 
-__all__ = ["Seq2SeqEvaluator", "Seq2SeqEvaluatorParams", "PAPER_EVALUATOR_MODEL", "DEFAULT_SEQ2SEQ_TEMPLATE"]
+__all__ = ["Seq2SeqJudge", "Seq2SeqJudgeParams", "PAPER_EVALUATOR_MODEL", "DEFAULT_SEQ2SEQ_TEMPLATE"]
 
 PAPER_EVALUATOR_MODEL = "google/flan-t5-large"
 DEFAULT_SEQ2SEQ_TEMPLATE = (
@@ -36,7 +36,7 @@ DEFAULT_SEQ2SEQ_TEMPLATE = (
 )
 
 
-class Seq2SeqEvaluatorParams(EvaluatorParams):
+class Seq2SeqJudgeParams(JudgeParams):
     model: str = PAPER_EVALUATOR_MODEL
     template: str = DEFAULT_SEQ2SEQ_TEMPLATE
     evidential_token: str = "<EVI>"
@@ -49,10 +49,10 @@ class Seq2SeqEvaluatorParams(EvaluatorParams):
     max_length: int = Field(default=2048, ge=1)
 
 
-class Seq2SeqEvaluator(Evaluator):
+class Seq2SeqJudge(Judge):
     """P(``<EVI>``) vs P(``<NOT>``) at the first decoder step of a T5-family model."""
 
-    Params = Seq2SeqEvaluatorParams
+    Params = Seq2SeqJudgeParams
     needs_model: ClassVar[bool] = True
     label_params = ("evidential_token", "not_evidential_token")
 
@@ -68,13 +68,13 @@ class Seq2SeqEvaluator(Evaluator):
             missing = [t for t in labels if t not in vocab]
             if missing:
                 tokenizer.add_tokens(missing, special_tokens=True)
-        ids = tuple(single_token_id(tokenizer, t, "Seq2SeqEvaluator") for t in labels)
+        ids = tuple(single_token_id(tokenizer, t, "Seq2SeqJudge") for t in labels)
         rows = model.get_input_embeddings().weight.shape[0]
         if max(ids) >= rows:
             model.resize_token_embeddings(len(tokenizer))
         if model.config.decoder_start_token_id is None:
             raise ConfigError(
-                f"Seq2SeqEvaluator: model '{self.params.model}' has no decoder_start_token_id; "
+                f"Seq2SeqJudge: model '{self.params.model}' has no decoder_start_token_id; "
                 f"use an encoder-decoder model of the T5 family."
             )
         self._model, self._tokenizer = model, tokenizer
@@ -85,7 +85,7 @@ class Seq2SeqEvaluator(Evaluator):
         for i, ids in enumerate(encoded):
             if len(ids) > self.params.max_length:
                 raise PromptTooLongError(
-                    f"Seq2SeqEvaluator: input {i} has {len(ids)} tokens but max_length is {self.params.max_length}; "
+                    f"Seq2SeqJudge: input {i} has {len(ids)} tokens but max_length is {self.params.max_length}; "
                     f"raise max_length or judge fewer sentences (the reflection selector's max_sentences)."
                 )
         return encoded
@@ -117,5 +117,5 @@ class Seq2SeqEvaluator(Evaluator):
                     input_ids=input_ids.to(device), attention_mask=mask.to(device),
                     decoder_input_ids=decoder_input_ids.to(device),
                 ).logits[:, 0, :]
-                out.extend(two_way_softmax(logits[:, evi], logits[:, not_evi]))
+                out.extend(float(p) for p in two_way_probability(logits[:, evi], logits[:, not_evi]).cpu())
         return out

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragsift.errors import ConfigError, PromptTooLongError
-from ragsift.evaluators.causal import CausalEvaluator
+from ragsift.judges.causal import CausalJudge
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.registry import get_registry
 
@@ -20,7 +20,7 @@ SETS = [
 ]
 
 
-def _hand_probability(evaluator: CausalEvaluator, prompt: str) -> float:
+def _hand_probability(evaluator: CausalJudge, prompt: str) -> float:
     import torch
 
     ids = torch.tensor([evaluator._tokenizer.encode(prompt, add_special_tokens=False)])
@@ -31,24 +31,24 @@ def _hand_probability(evaluator: CausalEvaluator, prompt: str) -> float:
 
 
 def test_registered_and_builds_without_weights():
-    evaluator = get_registry().create("evaluator", "causal")
-    assert isinstance(evaluator, CausalEvaluator)
+    evaluator = get_registry().create("judge", "causal")
+    assert isinstance(evaluator, CausalJudge)
     assert evaluator.config()["model"] == OFFLINE_SMOLLM2
     assert evaluator._model is None
 
 
 def test_prompt_uses_the_chat_template(tiny_llama):
-    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", system_prompt="Be strict.")
+    evaluator = CausalJudge(model=tiny_llama, device="cpu", system_prompt="Be strict.")
     prompt = evaluator.prompt(QUESTION, SETS[0])
     assert "<|im_start|>system\nBe strict." in prompt
     assert "Question:\nWho wrote Hamlet?\nEvidence:\nHamlet: Hamlet is a tragedy" in prompt
     assert prompt.rstrip().endswith("<|im_start|>assistant")
-    raw = CausalEvaluator(model=tiny_llama, device="cpu", use_chat_template=False).prompt(QUESTION, SETS[0])
+    raw = CausalJudge(model=tiny_llama, device="cpu", use_chat_template=False).prompt(QUESTION, SETS[0])
     assert "<|im_start|>" not in raw and raw.startswith("Question:\nWho wrote Hamlet?")
 
 
 def test_probabilities_match_a_forward_pass_and_ignore_left_padding(tiny_llama):
-    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", batch_size=2, share_prefix=False)  # 2 padded batches
+    evaluator = CausalJudge(model=tiny_llama, device="cpu", batch_size=2, share_prefix=False)  # 2 padded batches
     probs = evaluator.probabilities(QUESTION, SETS)
     expected = [_hand_probability(evaluator, evaluator.prompt(QUESTION, s)) for s in SETS]
     np.testing.assert_allclose(probs, expected, atol=1e-5)
@@ -59,26 +59,26 @@ def test_probabilities_match_a_forward_pass_and_ignore_left_padding(tiny_llama):
 
 
 def test_label_ids_are_the_single_yes_no_tokens(tiny_llama):
-    evaluator = CausalEvaluator(model=tiny_llama, device="cpu")
+    evaluator = CausalJudge(model=tiny_llama, device="cpu")
     evaluator.warm_up()
     tok = evaluator._tokenizer
     assert evaluator.label_ids == (tok.encode("Yes", add_special_tokens=False)[0], tok.encode("No", add_special_tokens=False)[0])
 
 
 def test_multi_token_answer_is_refused(tiny_llama):
-    evaluator = CausalEvaluator(model=tiny_llama, positive_token="Absolutely certain")
+    evaluator = CausalJudge(model=tiny_llama, positive_token="Absolutely certain")
     with pytest.raises(ConfigError, match="exactly one token"):
         evaluator.warm_up()
 
 
 def test_overlong_prompt_is_refused(tiny_llama):
-    evaluator = CausalEvaluator(model=tiny_llama, device="cpu", max_length=16)
+    evaluator = CausalJudge(model=tiny_llama, device="cpu", max_length=16)
     with pytest.raises(PromptTooLongError, match="max_length is 16"):
         evaluator.probabilities(QUESTION, SETS[:1])
 
 
 def test_empty_input_loads_nothing():
-    evaluator = CausalEvaluator(model="/nonexistent/llm")
+    evaluator = CausalJudge(model="/nonexistent/llm")
     assert evaluator.probabilities("q", []) == []
     assert evaluator._model is None
 
@@ -96,7 +96,7 @@ def test_empty_input_loads_nothing():
 )
 def test_rejects_bad_params(bad, match):
     with pytest.raises(ConfigError, match=match):
-        CausalEvaluator(**bad)
+        CausalJudge(**bad)
 
 
 @pytest.mark.integration
@@ -104,7 +104,7 @@ def test_rejects_bad_params(bad, match):
 def test_smollm2_gives_batch_independent_probabilities():
     # SmolLM2-135M zero-shot does NOT tell sufficient from insufficient evidence (see
     # docs/ecorag.md); this checks the real model path end to end, not its judgement.
-    evaluator = CausalEvaluator(device="cpu", batch_size=2)
+    evaluator = CausalJudge(device="cpu", batch_size=2)
     sets = [SETS[0], SETS[1][:1], SETS[1]]
     batched = evaluator.probabilities(QUESTION, sets)
     singles = [evaluator.probabilities(QUESTION, [s])[0] for s in sets]
@@ -120,8 +120,8 @@ def _nested_sets() -> list[list[str]]:
 @pytest.mark.parametrize("use_chat_template", [True, False])
 def test_shared_prefix_equals_padded_batches_and_single_prompts(tiny_llama, use_chat_template):
     sets = _nested_sets() + [["Unrelated: nothing shared after the question."], _nested_sets()[1]]  # + a duplicate
-    shared = CausalEvaluator(model=tiny_llama, device="cpu", use_chat_template=use_chat_template)
-    padded = CausalEvaluator(model=tiny_llama, device="cpu", use_chat_template=use_chat_template, share_prefix=False)
+    shared = CausalJudge(model=tiny_llama, device="cpu", use_chat_template=use_chat_template)
+    padded = CausalJudge(model=tiny_llama, device="cpu", use_chat_template=use_chat_template, share_prefix=False)
     a = shared.probabilities(QUESTION, sets)
     b = padded.probabilities(QUESTION, sets)
     singles = [shared.probabilities(QUESTION, [s])[0] for s in sets]
@@ -131,7 +131,7 @@ def test_shared_prefix_equals_padded_batches_and_single_prompts(tiny_llama, use_
 
 
 def test_shared_prefix_runs_fewer_tokens(tiny_llama, monkeypatch):
-    evaluator = CausalEvaluator(model=tiny_llama, device="cpu")
+    evaluator = CausalJudge(model=tiny_llama, device="cpu")
     evaluator.warm_up()
     seen: list[int] = []
     forward = evaluator._model.forward

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ragsift.scorers.yes_no_batches import (
+from ragsift.lm import EncodedPrompt
+from ragsift.lm.layouts import (
     Segment,
     chunks,
     common_prefix_length,
@@ -13,7 +14,6 @@ from ragsift.scorers.yes_no_batches import (
     packed_segments,
     shared_prefix_groups,
 )
-from ragsift.scorers.yes_no_prompt import EncodedPrompt
 
 
 def test_groups_share_the_prefix_and_the_common_start_of_the_suffixes():

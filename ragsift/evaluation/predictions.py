@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -74,10 +73,6 @@ class PredictionWriter:
         self._fh.write(json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
-
-    def write_all(self, records: Iterable[dict[str, Any]]) -> None:
-        for record in records:
-            self.write(record)
 
     def close(self) -> None:
         self._fh.close()

@@ -1,4 +1,4 @@
-"""Prompts of causal-LM Yes/No scorers (EXIT's classifier): template, pieces, token budget.
+"""The prompt of EXIT's sentence classifier: template, pieces, token budget (docs/exit.md).
 
 A template holds the placeholders ``{query}``, ``{context}`` and ``{sentence}``, each exactly once,
 in that order. It is split into three pieces that are tokenized separately, as the EXIT
@@ -30,21 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsift.errors import PromptTooLongError
+from ragsift.lm.prompts import EncodedPrompt, leading_special_ids
 from ragsift.types import Document, Example, Sentence
-from ragsift.yes_no import single_token_id
 
-__all__ = [
-    "EXIT_TEMPLATE",
-    "DEFAULT_MAX_LENGTH",
-    "YesNoTemplate",
-    "EncodedPrompt",
-    "YesNoPromptEncoder",
-    "document_context",
-    "head_tail",
-    "single_token_id",
-    "leading_special_ids",
-    "resolve_max_length",
-]
+__all__ = ["EXIT_TEMPLATE", "YesNoTemplate", "YesNoPromptEncoder", "document_context", "head_tail"]
 
 #: EXIT's classifier prompt, verbatim (Gemma chat format), as in the authors' code.
 EXIT_TEMPLATE = (
@@ -56,12 +45,7 @@ EXIT_TEMPLATE = (
     "<start_of_turn>model\n"
 )
 
-#: the reference code's cap on prompt length (tokens)
-DEFAULT_MAX_LENGTH = 4096
-
 _PLACEHOLDERS = ("{query}", "{context}", "{sentence}")
-# tokenizers report this (or larger) when they have no limit of their own
-_UNLIMITED = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -122,45 +106,6 @@ def head_tail(ids: Sequence[int], budget: int) -> list[int]:
     return list(ids[:head]) + (list(ids[-tail:]) if tail else [])
 
 
-def leading_special_ids(tokenizer: Any) -> list[int]:
-    """``[bos]`` if the tokenizer puts BOS in front of a whole string, else ``[]``."""
-    bos = getattr(tokenizer, "bos_token_id", None)
-    if bos is None:
-        return []
-    with_special = tokenizer.encode("Yes")
-    without = tokenizer.encode("Yes", add_special_tokens=False)
-    if len(with_special) > len(without) and with_special[0] == bos:
-        return [int(bos)]
-    return []
-
-
-def resolve_max_length(requested: int | None, model_config: Any, tokenizer: Any) -> int:
-    """min(requested or 4096, the model's max positions, the tokenizer's max length)."""
-    limits = [requested if requested is not None else DEFAULT_MAX_LENGTH]
-    for limit in (getattr(model_config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)):
-        if isinstance(limit, int) and 0 < limit < _UNLIMITED:
-            limits.append(limit)
-    return min(limits)
-
-
-@dataclass(frozen=True)
-class EncodedPrompt:
-    """A prompt's ids in two parts: ``prefix`` = BOS + head + context (the same for every
-    sentence of a document unless its context was truncated differently) and ``suffix``."""
-
-    prefix: tuple[int, ...]
-    suffix: tuple[int, ...]
-    context_length: int  # context tokens before truncation
-    truncated: bool = False
-
-    @property
-    def ids(self) -> list[int]:
-        return [*self.prefix, *self.suffix]
-
-    def __len__(self) -> int:
-        return len(self.prefix) + len(self.suffix)
-
-
 class YesNoPromptEncoder:
     """Builds the token ids of every sentence's prompt under a length budget."""
 
@@ -171,8 +116,6 @@ class YesNoPromptEncoder:
         self.overflow = overflow
         self.owner = owner
         self.bos = tuple(leading_special_ids(tokenizer))
-        self.yes_id = single_token_id(tokenizer, "Yes", owner)
-        self.no_id = single_token_id(tokenizer, "No", owner)
 
     def _encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False)) if text else []

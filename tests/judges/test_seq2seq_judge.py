@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragsift.errors import ConfigError, PromptTooLongError
-from ragsift.evaluators.seq2seq import PAPER_EVALUATOR_MODEL, Seq2SeqEvaluator
+from ragsift.judges.seq2seq import PAPER_EVALUATOR_MODEL, Seq2SeqJudge
 from ragsift.registry import get_registry
 
 QUESTION = "who wrote hamlet ?"
@@ -17,7 +17,7 @@ SETS = [
 ]
 
 
-def _hand_probability(evaluator: Seq2SeqEvaluator, text: str) -> float:
+def _hand_probability(evaluator: Seq2SeqJudge, text: str) -> float:
     """Unpadded, one input at a time: softmax over the two label logits at decoder step 1."""
     import torch
 
@@ -31,8 +31,8 @@ def _hand_probability(evaluator: Seq2SeqEvaluator, text: str) -> float:
 
 
 def test_registered_defaults_to_the_paper_model():
-    evaluator = get_registry().create("evaluator", "seq2seq")
-    assert isinstance(evaluator, Seq2SeqEvaluator)
+    evaluator = get_registry().create("judge", "seq2seq")
+    assert isinstance(evaluator, Seq2SeqJudge)
     cfg = evaluator.config()
     assert cfg["model"] == PAPER_EVALUATOR_MODEL == "google/flan-t5-large"
     assert (cfg["evidential_token"], cfg["not_evidential_token"], cfg["threshold"]) == ("<EVI>", "<NOT>", 0.5)
@@ -41,7 +41,7 @@ def test_registered_defaults_to_the_paper_model():
 
 def test_adds_label_tokens_into_spare_rows(make_tiny_t5):
     folder = make_tiny_t5(spare_rows=4)
-    evaluator = Seq2SeqEvaluator(model=folder, device="cpu")
+    evaluator = Seq2SeqJudge(model=folder, device="cpu")
     evaluator.warm_up()
     tok, model = evaluator._tokenizer, evaluator._model
     vocab = tok.get_vocab()
@@ -55,7 +55,7 @@ def test_adds_label_tokens_into_spare_rows(make_tiny_t5):
 
 def test_adds_label_tokens_and_resizes_when_no_spare_rows(make_tiny_t5):
     folder = make_tiny_t5(spare_rows=0)
-    evaluator = Seq2SeqEvaluator(model=folder, device="cpu")
+    evaluator = Seq2SeqJudge(model=folder, device="cpu")
     evaluator.warm_up()
     n = len(evaluator._tokenizer)
     assert max(evaluator.label_ids) == n - 1
@@ -70,14 +70,14 @@ def test_uses_existing_label_tokens_of_a_trained_checkpoint(make_tiny_t5):
     from transformers import AutoTokenizer
 
     before = len(AutoTokenizer.from_pretrained(folder))
-    evaluator = Seq2SeqEvaluator(model=folder, device="cpu")
+    evaluator = Seq2SeqJudge(model=folder, device="cpu")
     evaluator.warm_up()
     assert len(evaluator._tokenizer) == before
     assert evaluator._model.get_input_embeddings().weight.shape[0] == before
 
 
 def test_probabilities_match_the_first_decoder_step_and_ignore_padding(make_tiny_t5):
-    evaluator = Seq2SeqEvaluator(model=make_tiny_t5(), device="cpu", batch_size=2)
+    evaluator = Seq2SeqJudge(model=make_tiny_t5(), device="cpu", batch_size=2)
     probs = evaluator.probabilities(QUESTION, SETS)
     assert len(probs) == 3
     expected = [_hand_probability(evaluator, evaluator.format_input(QUESTION, s)) for s in SETS]
@@ -89,26 +89,26 @@ def test_probabilities_match_the_first_decoder_step_and_ignore_padding(make_tiny
 
 
 def test_template_and_separator_shape_the_input(make_tiny_t5):
-    evaluator = Seq2SeqEvaluator(model=make_tiny_t5(), template="question : {question} evidence : {evidence}",
+    evaluator = Seq2SeqJudge(model=make_tiny_t5(), template="question : {question} evidence : {evidence}",
                                  evidence_separator=" | ")
     assert evaluator.format_input("q ?", ["a", "b"]) == "question : q ? evidence : a | b"
-    assert Seq2SeqEvaluator().format_input("Q", ["s1", "s2"]).endswith("Question: Q\nEvidence:\ns1\ns2")
+    assert Seq2SeqJudge().format_input("Q", ["s1", "s2"]).endswith("Question: Q\nEvidence:\ns1\ns2")
 
 
 def test_empty_input_loads_nothing():
-    evaluator = Seq2SeqEvaluator(model="/nonexistent/t5")
+    evaluator = Seq2SeqJudge(model="/nonexistent/t5")
     assert evaluator.probabilities("q", []) == []
     assert evaluator._model is None
 
 
 def test_multi_token_labels_are_refused(make_tiny_t5):
-    evaluator = Seq2SeqEvaluator(model=make_tiny_t5(), add_tokens=False)  # "<EVI>" splits into 3 tokens
+    evaluator = Seq2SeqJudge(model=make_tiny_t5(), add_tokens=False)  # "<EVI>" splits into 3 tokens
     with pytest.raises(ConfigError, match="exactly one token"):
         evaluator.warm_up()
 
 
 def test_existing_words_as_labels_without_adding(make_tiny_t5):
-    evaluator = Seq2SeqEvaluator(model=make_tiny_t5(), add_tokens=False, evidential_token="sufficient",
+    evaluator = Seq2SeqJudge(model=make_tiny_t5(), add_tokens=False, evidential_token="sufficient",
                                  not_evidential_token="cat", device="cpu")
     from transformers import AutoTokenizer
 
@@ -119,7 +119,7 @@ def test_existing_words_as_labels_without_adding(make_tiny_t5):
 
 
 def test_overlong_input_is_refused_not_cut(make_tiny_t5):
-    evaluator = Seq2SeqEvaluator(model=make_tiny_t5(), max_length=8, device="cpu")
+    evaluator = Seq2SeqJudge(model=make_tiny_t5(), max_length=8, device="cpu")
     with pytest.raises(PromptTooLongError, match="max_length is 8"):
         evaluator.probabilities(QUESTION, SETS[1:2])
 
@@ -137,9 +137,9 @@ def test_overlong_input_is_refused_not_cut(make_tiny_t5):
 )
 def test_rejects_bad_params(bad, match):
     with pytest.raises(ConfigError, match=match):
-        Seq2SeqEvaluator(**bad)
+        Seq2SeqJudge(**bad)
 
 
 @pytest.mark.parametrize("threshold, p, expected", [(0.5, 0.5, True), (0.5, 0.4999, False), (0.0, 0.0, True), (1.0, 0.99, False)])
 def test_is_evidential_uses_greater_or_equal(threshold, p, expected):
-    assert Seq2SeqEvaluator(threshold=threshold).is_evidential(p) is expected
+    assert Seq2SeqJudge(threshold=threshold).is_evidential(p) is expected

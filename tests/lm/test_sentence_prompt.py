@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragsift.scorers.yes_no_prompt import (
+from ragsift.lm import (
     EXIT_TEMPLATE,
     YesNoTemplate,
     document_context,

@@ -1,24 +1,23 @@
-"""Model inputs of the two Yes/No scoring modes, built from encoded prompts (no model needed).
+"""Batch layouts of encoded prompts: model inputs built without a model.
 
-``reference``: the EXIT authors' batching. Every prompt complete, ``batch_size`` prompts per
-forward pass, LEFT padding with pad = eos, so the last column is every row's last token.
-Position ids count real tokens only (``cumsum(mask) - 1``), so each row is scored exactly as if
-it were alone; with rotary position embeddings (Gemma, Llama) this equals the authors' call,
-which leaves the positions of left-padded rows shifted, up to float rounding.
+``padded``: ``batch_size`` complete prompts per forward pass, LEFT padding, so the last column is
+every row's last token. Position ids count real tokens only (``cumsum(mask) - 1``), so each row
+is scored exactly as if it were alone (EXIT's reference batching, up to float rounding).
 
-``prefix-shared``: a prefix tree of two levels over the prompts' ids. All prompts of an example
-share ``BOS + head`` (template start + query; :func:`common_prefix_length`); the prompts of one
-document also share the context and, usually, the first suffix tokens (``"\\nSentence:\\n"``).
-:func:`shared_prefix_groups` groups prompts by their longest common prefix (exact ids: a head-tail
-truncated context differs per sentence, and such prompts simply fall into smaller groups). The
-example's shared start runs once into a KV cache. Then, per group, :func:`packed_segments` lays the
-group's remaining prefix (its document context) and up to ``batch_size`` of its sentence suffixes
-side by side in ONE row with a block attention mask: the context sees the shared start; each
-suffix sees the shared start, the context and the earlier tokens of its own suffix, nothing
-else; position ids continue from the prefix in every suffix. No padding at all. The context's
-keys land in the cache, so a group's further suffixes run against it without recomputing it.
-One document per row keeps every token's attention span close to its own prompt's length
-(packing several documents in a row would make each token attend over the others' masked keys).
+``trunk``: the longest prompt runs once into a KV cache; every other prompt crops the cache back
+to the ids it shares with that trunk (:func:`trunk_plan`) and runs only the rest. Suits prompts
+that extend one another (ECoRAG's candidate sets: the top 4, top 8, ... sentences).
+
+``packed``: a prefix tree of two levels. Prompts with the same ``prefix`` form a group
+(:func:`shared_prefix_groups`, exact ids); the start all groups share runs once into a KV cache.
+Then, per group, :func:`packed_segments` lays the group's remaining prefix (EXIT: its document
+context) and up to ``batch_size`` of its suffixes side by side in ONE row with a block attention
+mask: the context sees the shared start; each suffix sees the shared start, the context and the
+earlier tokens of its own suffix, nothing else; position ids continue from the prefix in every
+suffix. No padding. A group's further suffixes run against its context, now in the cache. One
+group per row keeps every token's attention span close to its own prompt's length.
+
+:func:`layout_tokens` counts what each layout runs, so the engine can pick the cheapest.
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragsift.scorers.yes_no_prompt import EncodedPrompt
-from ragsift.yes_no import common_prefix_length
+from ragsift.lm.prompts import EncodedPrompt
 
 __all__ = [
     "PrefixGroup",
@@ -39,7 +37,21 @@ __all__ = [
     "Segment",
     "left_padded_batch",
     "chunks",
+    "trunk_plan",
+    "layout_tokens",
 ]
+
+
+def common_prefix_length(seqs: Sequence[Sequence[int]]) -> int:
+    """How many leading ids all ``seqs`` share (0 for no sequences)."""
+    if not seqs:
+        return 0
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        if any(s[i] != first[i] for s in seqs):
+            return i
+    return n
 
 
 @dataclass
@@ -142,3 +154,29 @@ def left_padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: An
             attention_mask[row, width - len(ids) :] = 1
     position_ids = (attention_mask.cumsum(-1) - 1).clamp_min(0)
     return input_ids.to(device), attention_mask.to(device), position_ids.to(device)
+
+
+def trunk_plan(id_lists: Sequence[Sequence[int]]) -> tuple[int, list[tuple[int, int]]]:
+    """``(trunk, [(i, start), ...])``: the longest prompt, then every other prompt with the index
+    of its first id to run (it shares the ids before ``start`` with the trunk; at least its last
+    id runs), longest shared part first so that the cache only ever shrinks back to a prefix."""
+    trunk = max(range(len(id_lists)), key=lambda i: len(id_lists[i]))
+    starts = {
+        i: min(common_prefix_length([ids, id_lists[trunk]]), len(ids) - 1)
+        for i, ids in enumerate(id_lists)
+        if i != trunk
+    }
+    return trunk, sorted(starts.items(), key=lambda item: -item[1])
+
+
+def layout_tokens(prompts: Sequence[EncodedPrompt], layout: str, batch_size: int) -> int:
+    """Tokens ``layout`` runs through the model for ``prompts`` (padding included)."""
+    if layout == "padded":
+        return sum(len(rows) * max(len(prompts[i]) for i in rows) for rows in chunks(len(prompts), batch_size))
+    if layout == "trunk":
+        ids = [p.ids for p in prompts]
+        trunk, rest = trunk_plan(ids)
+        return len(ids[trunk]) + sum(len(ids[i]) - start for i, start in rest)
+    groups = shared_prefix_groups(prompts)
+    root = common_prefix_length([g.prefix for g in groups])
+    return root + sum(len(g.prefix) - root + sum(map(len, g.suffixes)) for g in groups)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragsift.datasets import load_examples
-from ragsift.datasets.records import iter_json_array, locate
+from ragsift.datasets.json_records import iter_json_array, locate
 from ragsift.errors import DataFormatError
 
 HOTPOT = {"_id": "a", "question": "Q?", "answer": "x", "supporting_facts": [["A", 0]], "context": [["A", ["s."]]]}

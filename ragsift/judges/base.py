@@ -1,10 +1,10 @@
-"""The evaluator stage: is a set of evidence sentences enough to answer the question?
+"""The judge stage: is a set of evidence sentences enough to answer the question?
 
-ECoRAG's reflection asks an evaluator, after each step of adding sentences, whether the evidence
-collected so far is sufficient. An evaluator returns P(evidential) for each of several evidence
-sets in one batched call; ``is_evidential(p)`` compares with ``threshold``.
+ECoRAG's reflection asks a judge (the paper's "evaluator"), after each step of adding sentences,
+whether the evidence collected so far is sufficient. A judge returns P(evidential) for each of
+several evidence sets in one batched call; ``is_evidential(p)`` compares with ``threshold``.
 
-Assumption (ECoRAG's evaluator input is not published): the input is ``template`` formatted with
+Assumption (the input of ECoRAG's evaluator is not published): the input is ``template`` formatted with
 ``{question}`` and ``{evidence}``, where ``{evidence}`` is the set's items (already formatted by
 the caller, e.g. ``"{title}: {sentence}"``) joined with ``evidence_separator``.
 """
@@ -21,12 +21,12 @@ from pydantic import Field, field_validator
 from ragsift.errors import ConfigError
 from ragsift.plugin import Params, Plugin
 
-__all__ = ["Evaluator", "EvaluatorParams", "check_template"]
+__all__ = ["Judge", "JudgeParams", "check_judge_template"]
 
 TEMPLATE_FIELDS = frozenset({"question", "evidence"})
 
 
-def check_template(template: str) -> str:
+def check_judge_template(template: str) -> str:
     """A template must use exactly the fields ``{question}`` and ``{evidence}`` (each at least once)."""
     try:
         fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
@@ -41,7 +41,7 @@ def check_template(template: str) -> str:
     return template
 
 
-class EvaluatorParams(Params):
+class JudgeParams(Params):
     #: a set is evidential when P(evidential) >= threshold
     threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     template: str = "Question: {question}\nEvidence:\n{evidence}"
@@ -50,13 +50,14 @@ class EvaluatorParams(Params):
     @field_validator("template")
     @classmethod
     def _template(cls, value: str) -> str:
-        return check_template(value)
+        return check_judge_template(value)
 
 
-class Evaluator(Plugin):
-    """Judges whether evidence sets suffice to answer a question."""
+class Judge(Plugin):
+    """Judges whether evidence sets suffice to answer a question (ECoRAG's evaluator)."""
 
-    Params = EvaluatorParams
+    stage: ClassVar[str] = "judge"
+    Params = JudgeParams
     #: names of the params holding the evidential / not-evidential answer tokens (must differ)
     label_params: ClassVar[tuple[str, str] | None] = None
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragsift.errors import DataFormatError
-from ragsift.evaluation.records import PredictionWriter, prediction_path, read_records
+from ragsift.evaluation.predictions import PredictionWriter, prediction_path, read_records
 
 
 def test_append_and_read(tmp_path: Path) -> None:

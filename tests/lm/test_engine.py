@@ -1,0 +1,87 @@
+"""The Yes/No engine: every layout gives the same probabilities; auto picks the cheapest layout the
+model supports; a named layout the model cannot run is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tiny_causal_lm as tiny
+
+from ragsift.errors import ConfigError
+from ragsift.lm import LAYOUTS, EncodedPrompt, YesNoEngine
+from ragsift.lm.layouts import layout_tokens
+from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return load_tokenizer(OFFLINE_SMOLLM2)
+
+
+@pytest.fixture(scope="module")
+def model(tok):
+    return tiny.build_tiny_lm("llama", len(tok))
+
+
+def _nested(tok) -> list[EncodedPrompt]:
+    """ECoRAG-like prompts: each one extends the evidence of the one before."""
+    items = " ".join(f"Sentence {i} says something about topic {i % 3}." for i in range(8))
+    words = items.split()
+    return [EncodedPrompt((), tuple(tok.encode(" ".join(words[:k]) + " Enough?"))) for k in (6, 12, 24, 48)]
+
+
+def _grouped(tok) -> list[EncodedPrompt]:
+    """EXIT-like prompts: two documents (prefixes), three sentences (suffixes) each."""
+    head = tuple(tok.encode("Query: who built it? Context:"))
+    out = []
+    for doc in ("The tower is in Paris.", "Bees live in colonies."):
+        prefix = head + tuple(tok.encode(" " + doc))
+        out += [EncodedPrompt(prefix, tuple(tok.encode(f" Sentence {s}: useful?"))) for s in ("one", "two", "three")]
+    return out
+
+
+def _hand(model, prompts, engine) -> np.ndarray:
+    import torch
+
+    out = []
+    with torch.no_grad():
+        for p in prompts:
+            logits = model(torch.tensor([p.ids])).logits[0, -1].double()
+            probs = torch.softmax(logits, dim=-1)
+            out.append(float(probs[engine.positive_id] / (probs[engine.positive_id] + probs[engine.negative_id])))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("make", [_nested, _grouped])
+def test_every_layout_gives_the_probabilities_of_each_prompt_alone(tok, model, make):
+    prompts = make(tok)
+    engine = YesNoEngine(model, tok, batch_size=2)
+    hand = _hand(model, prompts, engine)
+    for layout in LAYOUTS:
+        got = engine.probabilities(prompts, layout)
+        assert np.abs(got - hand).max() <= 1e-5, layout
+        assert engine.stats["layout"] == layout
+        assert engine.stats["tokens"] == layout_tokens(prompts, layout, 2), layout
+    assert hand.std() > 1e-3
+
+
+def test_auto_runs_the_cheapest_layout(tok, model):
+    engine = YesNoEngine(model, tok, batch_size=8)
+    assert engine.choose_layout(_nested(tok)) == "trunk"
+    assert engine.choose_layout(_grouped(tok)) == "packed"
+    assert engine.choose_layout(_nested(tok)[:1]) == "padded"  # a single prompt: nothing to share
+    assert engine.probabilities([]).shape == (0,)
+
+
+def test_a_model_that_cannot_share_prefixes(tok):
+    model = tiny.build_tiny_lm("llama", len(tok))
+    model.config.sliding_window = 8
+    engine = YesNoEngine(model, tok, owner="Owner")
+    prompts = _nested(tok)
+    with pytest.raises(ConfigError, match=r"Owner: the trunk layout cannot apply .* sliding attention window \(8 tokens\)"):
+        engine.probabilities(prompts, "trunk")
+    got = engine.probabilities(prompts, "auto")
+    assert engine.stats["layout"] == "padded" and set(engine.stats["skipped"]) == {"trunk", "packed"}
+    assert np.abs(got - _hand(model, prompts, engine)).max() <= 1e-5
+    with pytest.raises(ConfigError, match="unknown layout 'fast'"):
+        engine.probabilities(prompts, "fast")
