@@ -110,13 +110,12 @@ def _cmd_label(args: argparse.Namespace) -> int:
 
     params = json.loads(args.params) if args.params else {}
     labeler = build_plugin("labeler", {"name": args.labeler, **params}, "--labeler")
+    from ragsift.labelers.output import manifest_path, write_labels
+
     examples = load_examples(args.input, format=args.format, limit=args.limit)
-    count = 0
-    with open(args.output, "w", encoding="utf-8") as out:
-        for record in labeler.label(examples):
-            out.write(json.dumps(record.to_record(), ensure_ascii=False) + "\n")
-            count += 1
-    print(f"wrote {count} records to {args.output}", file=sys.stderr)
+    manifest = write_labels(labeler, examples, args.output, input_path=args.input)
+    kinds = ", ".join(f"{k} {n}" for k, n in manifest["output"]["kinds"].items())
+    print(f"wrote {manifest['output']['records']} records ({kinds}) to {args.output}; manifest {manifest_path(args.output)}", file=sys.stderr)
     return 0
 
 

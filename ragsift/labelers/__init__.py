@@ -7,6 +7,10 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_labelers(register: Register) -> None:
+    from ragsift.labelers.evidentiality import EvidentialityLabeler
     from ragsift.labelers.exit_pairs import ExitPairsLabeler
+    from ragsift.labelers.paragraph_sentences import ParagraphSentencesLabeler
 
+    register("evidentiality", EvidentialityLabeler)
     register("exit-pairs", ExitPairsLabeler)
+    register("paragraph-sentences", ParagraphSentencesLabeler)

@@ -34,3 +34,7 @@ class Labeler(Plugin):
     @abstractmethod
     def label(self, examples: Iterable[Example]) -> Iterator[SentenceLabel]:
         """Labelled records, deterministic for a given seed and input order."""
+
+    def report(self) -> dict[str, Any]:
+        """What the last :meth:`label` run did beyond its records (model calls, time, skips)."""
+        return {}

@@ -10,6 +10,12 @@ default the paper's 2:1:1 ratio of positive : hard negative : random negative, w
 
 The paper does not say how the 2:1:1 ratio is reached; here each example contributes all its
 positives and draws ``ceil(positives / 2)`` negatives of each kind (documented assumption).
+
+Departure from the paper, off by default: ``distractor_negatives`` > 0 adds that many
+*distractor negatives* per two positives: sentences of the example's own non-supporting
+documents (HotpotQA's distractor paragraphs), kind ``distractor_negative``. EXIT's recipe has
+none, yet at test time most sentences a scorer sees come from such documents (8 of 10 HotpotQA
+documents); with ``distractor_negatives = 0`` the output is the paper's 2:1:1 recipe exactly.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import math
 import random
 import zlib
 from collections.abc import Iterable, Iterator
+
+from pydantic import Field
 
 from ragsift.errors import ConfigError
 from ragsift.evidence import evidence_mask
@@ -32,7 +40,9 @@ __all__ = ["ExitPairsLabeler"]
 class ExitPairsParams(Params):
     seed: int = 0
     #: negatives of each kind per two positives (2:1:1 in the paper)
-    negatives_per_two_positives: int = 1
+    negatives_per_two_positives: int = Field(1, ge=0)
+    #: distractor-document negatives per two positives (not in the paper; 0 = EXIT's recipe)
+    distractor_negatives: int = Field(0, ge=0)
 
 
 def _context(example: Example, sentence: Sentence) -> str:
@@ -64,6 +74,12 @@ class ExitPairsLabeler(Labeler):
                 yield SentenceLabel(example.id, example.question, _context(example, s), s.text, True, "positive")
             for s in rng.sample(hard, min(wanted, len(hard))):
                 yield SentenceLabel(example.id, example.question, _context(example, s), s.text, False, "hard_negative")
+            distractors = [s for s, g in zip(sentences, gold, strict=True) if not g and s.doc_index not in gold_docs]
+            wanted_distractors = math.ceil(len(positives) / 2) * self.params.distractor_negatives
+            if wanted_distractors:  # a generator of their own: the paper's records stay the same
+                own_rng = random.Random(zlib.crc32(f"{self.params.seed}:{example.id}:distractors".encode()))
+                for s in own_rng.sample(distractors, min(wanted_distractors, len(distractors))):
+                    yield SentenceLabel(example.id, example.question, _context(example, s), s.text, False, "distractor_negative")
             others = [e for i, e in enumerate(pool) if i != position and e.question != example.question]
             for _ in range(wanted if others else 0):
                 other = rng.choice(others)

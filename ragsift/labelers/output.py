@@ -1,0 +1,62 @@
+"""Writing a labeler's records with their manifest.
+
+``write_labels`` streams the records to a JSONL file and writes ``<output>.manifest.json``
+beside it: the labeler and its config (seed included), the input file and its SHA-256, the
+output's SHA-256, the number of records of each kind, the labeler's own report (model calls,
+cache hits, time, tokens) and the ragsift version. Trainers read the manifest to name the data
+and labeler in their model cards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ragsift.labelers.base import Labeler
+from ragsift.types import Example
+
+__all__ = ["write_labels", "manifest_path", "file_sha256"]
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def manifest_path(output: str | Path) -> Path:
+    return Path(f"{output}.manifest.json")
+
+
+def write_labels(
+    labeler: Labeler, examples: Iterable[Example], output: str | Path, *, input_path: str | Path | None = None
+) -> dict[str, Any]:
+    """Write every record of ``labeler.label(examples)`` to ``output`` and return the manifest."""
+    import ragsift
+
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    kinds: Counter[str] = Counter()
+    start = time.perf_counter()
+    with output.open("w", encoding="utf-8") as out:
+        for record in labeler.label(examples):
+            out.write(json.dumps(record.to_record(), ensure_ascii=False) + "\n")
+            kinds[record.kind] += 1
+    manifest = {
+        "labeler": {"name": labeler.registered_name or type(labeler).__name__, "config": labeler.config()},
+        "input": None if input_path is None else {"path": str(input_path), "sha256": file_sha256(input_path)},
+        "output": {"path": str(output), "sha256": file_sha256(output), "records": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))},
+        "report": labeler.report(),
+        "seconds": round(time.perf_counter() - start, 3),
+        "ragsift_version": ragsift.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    manifest_path(output).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest

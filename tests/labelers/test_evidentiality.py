@@ -1,0 +1,144 @@
+"""ECoRAG's evidentiality rules with a scripted fake reader (no model)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from ragsift.errors import ConfigError
+from ragsift.hookspecs import hookimpl
+from ragsift.readers.base import Reader, ReaderAnswer
+from ragsift.registry import get_registry, reset_registry
+from ragsift.types import Document, EvidenceSpan, Example, sentence_spans_from_list
+
+CALLS: list[tuple[str, str]] = []
+
+
+class ScriptedReader(Reader):
+    """Answers 'Paris' when the context holds 'capital' and no 'Lyon'; 'Lyon' when it holds 'Lyon';
+    else 'unknown'. Questions mentioning 'famous' are answered 'Paris' closed-book."""
+
+    fail_after: int | None = None
+
+    def answer_many(self, questions: Sequence[str], contexts: Sequence[str]) -> list[ReaderAnswer]:
+        out = []
+        for q, c in zip(questions, contexts, strict=True):
+            if ScriptedReader.fail_after is not None and len(CALLS) >= ScriptedReader.fail_after:
+                raise RuntimeError("reader died")
+            CALLS.append((q, c))
+            if "Lyon" in c:
+                text = "Lyon"
+            elif "capital" in c or "famous" in q:
+                text = "Paris"
+            else:
+                text = "unknown"
+            out.append(ReaderAnswer(text, prompt_tokens=len(c.split()), completion_tokens=1, seconds=0.0))
+        return out
+
+
+class _Plugin:
+    @hookimpl
+    def register_readers(self, register):
+        register("scripted", ScriptedReader)
+
+
+@pytest.fixture(autouse=True)
+def scripted_reader():
+    reset_registry()
+    get_registry().add_plugin(_Plugin(), "tests-scripted-reader")
+    CALLS.clear()
+    ScriptedReader.fail_after = None
+    yield
+    reset_registry()
+
+
+def _example(qid: str = "q1", question: str = "Where is the Louvre?") -> Example:
+    sentences = ["The Louvre is a museum.", " It is in the capital of France.", " Lyon has museums too.", " Tea is nice."]
+    text, spans = sentence_spans_from_list(sentences)
+    doc = Document("Louvre", text, "Louvre", sentence_spans=spans)
+    return Example(qid, question, ("Paris",), (doc,), evidence=(EvidenceSpan(0, *spans[1]),))
+
+
+def _labeler(tmp_path=None, **params):
+    cache = None if tmp_path is None else str(tmp_path / "cache.jsonl")
+    return get_registry().create("labeler", "evidentiality", {"reader": {"name": "scripted"}, "cache": cache, **params})
+
+
+def test_strong_weak_distractor():
+    labeler = _labeler()
+    records = {r.sentence: r for r in labeler.label([_example()])}
+    assert records["It is in the capital of France."].kind == "strong" and records["It is in the capital of France."].label
+    assert records["The Louvre is a museum."].kind == "weak"   # with the strong sentence: still Paris
+    assert records["Tea is nice."].kind == "weak"
+    assert records["Lyon has museums too."].kind == "distractor"  # breaks the answer
+    assert not records["Lyon has museums too."].label
+    report = labeler.report()
+    # 1 closed-book + 4 single sentences + 3 with the strong sentence
+    assert report["reader_calls"] == 8 and report["strong"] == 1 and report["weak"] == 2 and report["distractor"] == 1
+    assert report["prompt_tokens"] > 0 and report["labelled_questions"] == 1
+
+
+def test_closed_book_and_no_strong_questions_give_no_records():
+    famous = _example("q2", "Which famous city has the Louvre?")
+    text, spans = sentence_spans_from_list(["Tea is nice."])
+    nothing = Example("q3", "Where?", ("Paris",), (Document("T", text, "T", sentence_spans=spans),), evidence=())
+    labeler = _labeler()
+    assert list(labeler.label([famous, nothing])) == []
+    report = labeler.report()
+    assert report["closed_book_correct"] == 1 and report["no_strong_evidence"] == 1 and report["questions"] == 2
+
+
+def test_cache_resumes_an_interrupted_run(tmp_path):
+    examples = [_example("a"), _example("b", "Where is the Louvre museum?")]
+    ScriptedReader.fail_after = 10
+    with pytest.raises(RuntimeError, match="reader died"):
+        list(_labeler(tmp_path, batch_size=2).label(examples))
+    cached = (tmp_path / "cache.jsonl").read_text().splitlines()
+    assert len(cached) == 9  # whole batches only: the 10th answer died with its batch
+    (tmp_path / "cache.jsonl").write_text("\n".join(cached) + '\n{"key": "trunc')  # a write cut short
+    ScriptedReader.fail_after = None
+    CALLS.clear()
+    labeler = _labeler(tmp_path, batch_size=2)
+    resumed = [r.to_record() for r in labeler.label(examples)]
+    assert len(CALLS) == 16 - 9 and labeler.report()["cache_hits"] == 9
+    CALLS.clear()
+    fresh = [r.to_record() for r in _labeler(batch_size=2).label(examples)]
+    assert resumed == fresh and len(CALLS) == 16
+    CALLS.clear()
+    again = _labeler(tmp_path)
+    assert [r.to_record() for r in again.label(examples)] == fresh and CALLS == []
+    assert again.report()["reader_calls"] == 0
+
+
+def test_cache_with_a_broken_line_in_the_middle_is_an_error(tmp_path):
+    (tmp_path / "cache.jsonl").write_text('not json\n{"key": "k", "answer": "x"}\n')
+    with pytest.raises(ConfigError, match=r"cache.jsonl:1"):
+        list(_labeler(tmp_path).label([_example()]))
+
+
+def test_supporting_documents_and_sample_cap():
+    labeler = _labeler(max_sentences=2, seed=1)
+    records = list(labeler.label([_example()]))
+    assert len(records) <= 2
+    assert [r.to_record() for r in _labeler(max_sentences=2, seed=1).label([_example()])] == [r.to_record() for r in records]
+
+
+def test_reader_table_needs_a_name():
+    with pytest.raises(ConfigError, match="reader"):
+        get_registry().create("labeler", "evidentiality", {"reader": {"model": "x"}})
+
+
+def test_label_command_writes_a_manifest(tmp_path, data_dir):
+    from ragsift.cli import main
+
+    out = tmp_path / "pairs.jsonl"
+    assert main(["label", "-l", "exit-pairs", "-i", str(data_dir / "hotpotqa-train-sf100.json"), "-o", str(out),
+                 "--limit", "3", "--params", '{"distractor_negatives": 1}']) == 0
+    manifest = json.loads((tmp_path / "pairs.jsonl.manifest.json").read_text())
+    lines = out.read_text().splitlines()
+    assert manifest["output"]["records"] == len(lines) > 0
+    assert manifest["labeler"]["config"]["distractor_negatives"] == 1
+    assert set(manifest["output"]["kinds"]) == {"positive", "hard_negative", "random_negative", "distractor_negative"}
+    assert len(manifest["input"]["sha256"]) == 64
