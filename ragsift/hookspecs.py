@@ -61,6 +61,11 @@ def register_labelers(register: Register) -> None:
 
 
 @hookspec
+def register_trainers(register: Register) -> None:
+    """Register trainers (fit a scorer with 'ragsift train')."""
+
+
+@hookspec
 def register_datasets(register: Register) -> None:
     """Register dataset loaders."""
 

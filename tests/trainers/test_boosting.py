@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragsift.errors import ConfigError
+from ragsift.scorers.tree_ensemble import Tree, TreeEnsemble
+from ragsift.trainers.boosting import BoostingSettings, fit_boosting
+
+
+def _data(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 5))
+    y = (x[:, 0] + 0.5 * x[:, 1] * x[:, 2] + rng.normal(scale=0.5, size=n) > 0.8).astype(float)
+    return x, y
+
+
+def test_json_tree_evaluates_like_scikit_learn():
+    from sklearn.tree import DecisionTreeRegressor
+
+    x, y = _data()
+    fitted = DecisionTreeRegressor(max_depth=4, random_state=0).fit(x, y)
+    t = fitted.tree_
+    tree = Tree(t.children_left, t.children_right, t.feature, t.threshold, t.value[:, 0, 0])
+    again = Tree.from_json(json.loads(json.dumps(tree.to_json())))
+    test = _data(200, seed=1)[0]
+    assert np.array_equal(again.predict(test), fitted.predict(test))
+
+
+def test_boosting_matches_scikit_learns_gradient_boosting_classifier():
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    x, y = _data()
+    settings = BoostingSettings(steps=25, learning_rate=0.1, max_depth=3, min_samples_leaf=5, subsample=1.0)
+    ensemble, _ = fit_boosting(x, y, settings)
+    reference = GradientBoostingClassifier(n_estimators=25, learning_rate=0.1, max_depth=3, min_samples_leaf=5,
+                                           random_state=0).fit(x, y)
+    test = _data(300, seed=2)[0]
+    assert np.allclose(ensemble.probability(test), reference.predict_proba(test)[:, 1], atol=1e-6)
+
+
+def test_loss_goes_down_and_resume_is_exact(tmp_path):
+    x, y = _data()
+    dev = _data(200, seed=3)
+    settings = BoostingSettings(steps=20, max_depth=2, min_samples_leaf=5, subsample=0.7, seed=4)
+    full, history = fit_boosting(x, y, settings, dev=dev)
+    assert history[-1]["train_loss"] < history[0]["train_loss"] and history[-1]["dev_loss"] < history[0]["dev_loss"]
+    checkpoint = tmp_path / "boosting.json"
+    half = BoostingSettings(steps=10, max_depth=2, min_samples_leaf=5, subsample=0.7, seed=4)
+    fit_boosting(x, y, half, dev=dev, checkpoint=checkpoint, checkpoint_every=5)
+    assert len(json.loads(checkpoint.read_text())["history"]) == 10
+    resumed, resumed_history = fit_boosting(x, y, settings, dev=dev, checkpoint=checkpoint, checkpoint_every=5, resume=True)
+    assert resumed.to_json() == full.to_json()
+    assert resumed_history == history
+
+
+def test_malformed_ensembles_are_refused():
+    with pytest.raises(ConfigError, match="boosted-trees"):
+        TreeEnsemble.from_json({"kind": "other"})
+    bad = {"kind": "boosted-trees", "n_features": 1, "base": 0.0,
+           "trees": [{"children_left": [1, -1, -1], "children_right": [2, -1, -1], "feature": [3, -2, -2],
+                      "threshold": [0.0, 0, 0], "value": [0.0, 1, 2]}]}
+    with pytest.raises(ConfigError, match="feature"):
+        TreeEnsemble.from_json(bad)
+    with pytest.raises(ConfigError, match="expected rows of 2"):
+        TreeEnsemble(2, 0.0).raw(np.zeros((3, 4)))
