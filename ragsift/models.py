@@ -34,6 +34,7 @@ __all__ = [
     "load_causal_lm",
     "load_seq2seq_lm",
     "load_encoder",
+    "load_sequence_classifier",
     "load_tokenizer",
     "load_sentence_transformer",
     "describe_model",
@@ -255,6 +256,14 @@ def load_encoder(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tup
     from transformers import AutoModel
 
     return _load_pretrained(AutoModel, spec, device, dtype, False, None)
+
+
+def load_sequence_classifier(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tuple[Any, Any]:
+    """(model, tokenizer) of a sequence-classification model (a trained cross-encoder), cached
+    per process, in eval mode."""
+    from transformers import AutoModelForSequenceClassification
+
+    return _load_pretrained(AutoModelForSequenceClassification, spec, device, dtype, False, None)
 
 
 def load_sentence_transformer(spec: str, *, device: str = "auto") -> Any:

@@ -9,6 +9,7 @@ from ragsift.hookspecs import Register, hookimpl
 def register_scorers(register: Register) -> None:
     from ragsift.scorers.bm25 import BM25Scorer
     from ragsift.scorers.causal_yes_no import CausalYesNoScorer
+    from ragsift.scorers.cross_encoder import CrossEncoderScorer
     from ragsift.scorers.dual_encoder import DualEncoderScorer
     from ragsift.scorers.learned_fusion import LearnedFusionScorer
     from ragsift.scorers.oracle import OracleScorer
@@ -16,6 +17,7 @@ def register_scorers(register: Register) -> None:
 
     register("bm25", BM25Scorer)
     register("causal-yes-no", CausalYesNoScorer)
+    register("cross-encoder", CrossEncoderScorer)
     register("dual-encoder", DualEncoderScorer)
     register("learned-fusion", LearnedFusionScorer)
     register("oracle", OracleScorer)

@@ -7,6 +7,8 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_trainers(register: Register) -> None:
+    from ragsift.trainers.cross_encoder import CrossEncoderTrainer
     from ragsift.trainers.fusion import FusionTrainer
 
+    register("cross-encoder", CrossEncoderTrainer)
     register("fusion", FusionTrainer)

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragsift.config import build_plugin
+from ragsift.errors import ConfigError
+from ragsift.training.config import load_train_config, resolve_path
+
+CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs" / "train").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_shipped_training_configs_build(path):
+    config = load_train_config(path)
+    build_plugin("trainer", config.trainer, str(path))
+    if config.labeler is not None:
+        build_plugin("labeler", config.labeler, str(path))
+    assert resolve_path(config.data.train).is_file() and config.data.dev and resolve_path(config.data.dev).is_file()
+
+
+def test_unknown_keys_and_missing_configs_are_clear(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[trainer]\nname = "fusion"\n[data]\ntrain = "x"\n[training]\noutput = "o"\nepochs = 3\n')
+    with pytest.raises(ConfigError, match="epochs"):
+        load_train_config(bad)
+    with pytest.raises(ConfigError, match="configs/train"):
+        load_train_config("no-such-config")
