@@ -14,7 +14,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -99,6 +99,9 @@ class TrainingJob:
 
 class Trainer(Plugin):
     """Fits a scorer on a :class:`TrainingJob` and saves it in ``job.output``."""
+
+    #: whether the trainer learns from a labeler's records (``[labeler]`` in the training config)
+    uses_labeler: ClassVar[bool] = False
 
     @abstractmethod
     def train(self, job: TrainingJob) -> TrainingResult:

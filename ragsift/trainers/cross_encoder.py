@@ -11,7 +11,7 @@ repeats exactly what an uninterrupted one does. Optimizer: AdamW with linear war
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -68,6 +68,7 @@ class CrossEncoderTrainer(Trainer):
     """Fine-tunes a cross-encoder (see the module docstring)."""
 
     Params = CrossEncoderTrainerParams
+    uses_labeler: ClassVar[bool] = True
 
     def _load(self) -> tuple[Any, Any]:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer

@@ -84,6 +84,9 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
     config = load_train_config(options.config)
     trainer = build_plugin("trainer", config.trainer, f"{config.source} [trainer]")
     labeler = None if config.labeler is None else build_plugin("labeler", config.labeler, f"{config.source} [labeler]")
+    if labeler is not None and not trainer.uses_labeler:
+        raise ConfigError(f"{config.source}: trainer '{config.trainer['name']}' labels sentences from the data's gold "
+                          "evidence and uses no [labeler]; remove the [labeler] table.")
     output = Path(options.output or config.training.output)  # relative to the working directory
     if output.exists() and (output / "checkpoint").exists() and not options.resume:
         raise ConfigError(f"{output} holds a checkpoint of an earlier run: pass --resume to continue it, or --output for a new folder.")

@@ -115,3 +115,11 @@ def test_shipped_model_and_config_load():
     card = json.loads((Path(__file__).resolve().parents[2] / "models" / "fusion-trained" / "card.json").read_text())
     # the config's threshold is the one chosen on the development questions
     assert compressors["fusion-trained"].selector.params.threshold == card["report"]["chosen"]["selector"]["threshold"]
+
+
+def test_a_labeler_is_refused(tmp_path, data_dir):
+    config = _config(tmp_path, data_dir, 5, tmp_path / "m")
+    config.write_text(config.read_text() + '\n[labeler]\nname = "exit-pairs"\n')
+    with pytest.raises(ConfigError, match="uses no"):
+        run_training(TrainOptions(config=str(config), progress=False))
+    assert not (tmp_path / "m").exists()  # refused before anything is written
