@@ -18,9 +18,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ragsift.lm.sentence_prompt import document_context
 from ragsift.plugin import Params
 from ragsift.scorers.base import Scorer
-from ragsift.scorers.yes_no_prompt import document_context
 from ragsift.types import Example, Sentence
 
 __all__ = ["CrossEncoderScorer", "CrossEncoderParams", "cross_encoder_inputs", "cross_encoder_scores"]

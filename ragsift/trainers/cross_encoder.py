@@ -18,10 +18,10 @@ from pydantic import Field
 
 from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
+from ragsift.lm.sentence_prompt import document_context
 from ragsift.models import OFFLINE_MINILM
 from ragsift.plugin import Params
 from ragsift.scorers.cross_encoder import cross_encoder_inputs, cross_encoder_scores
-from ragsift.scorers.yes_no_prompt import document_context
 from ragsift.trainers.base import (
     DevPredictions,
     Trainer,

@@ -21,10 +21,10 @@ or development data.
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
-import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragsift.errors import ConfigError
