@@ -35,6 +35,7 @@ __all__ = [
     "load_seq2seq_lm",
     "load_encoder",
     "load_sequence_classifier",
+    "resolve_local_path",
     "load_tokenizer",
     "load_sentence_transformer",
     "describe_model",
@@ -256,6 +257,16 @@ def load_encoder(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tup
     from transformers import AutoModel
 
     return _load_pretrained(AutoModel, spec, device, dtype, False, None)
+
+
+def resolve_local_path(path: str | Path) -> Path:
+    """``path`` as given when it exists (or is absolute), else relative to the repository that holds
+    this package (editable installs: ``models/...``, ``data/...``), else as given."""
+    p = Path(path)
+    if p.is_absolute() or p.exists():
+        return p
+    candidate = Path(__file__).resolve().parent.parent / p
+    return candidate if candidate.exists() else p
 
 
 def load_sequence_classifier(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tuple[Any, Any]:

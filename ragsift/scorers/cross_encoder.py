@@ -78,10 +78,9 @@ class CrossEncoderScorer(Scorer):
 
     def warm_up(self) -> None:
         if self._model is None:
-            from ragsift.models import load_sequence_classifier
-            from ragsift.training.config import resolve_path
+            from ragsift.models import load_sequence_classifier, resolve_local_path
 
-            path = resolve_path(self.params.model)
+            path = resolve_local_path(self.params.model)
             spec = str(path) if path.exists() else self.params.model
             self._model, self._tokenizer = load_sequence_classifier(spec, device=self.params.device, dtype=self.params.dtype)
 

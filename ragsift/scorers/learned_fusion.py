@@ -92,18 +92,11 @@ class LearnedFusionScorer(Scorer):
         super().__init__(**params)
         self._model: FusionModel | None = None
 
-    def _resolve(self) -> Path:
-        path = Path(self.params.model)
-        if not path.is_absolute() and not path.exists():
-            # a path relative to the repository that holds this package (editable installs, configs/)
-            candidate = Path(__file__).resolve().parents[2] / path
-            if candidate.exists():
-                return candidate
-        return path
-
     def warm_up(self) -> None:
         if self._model is None:
-            self._model = FusionModel.load(self._resolve())
+            from ragsift.models import resolve_local_path
+
+            self._model = FusionModel.load(resolve_local_path(self.params.model))
             self._model.features.warm_up()
 
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:

@@ -66,11 +66,9 @@ class TrainConfig(_Strict):
 
 def resolve_path(path: str | Path) -> Path:
     """``path`` as given when it exists (or is absolute), else relative to the repository."""
-    p = Path(path)
-    if p.is_absolute() or p.exists():
-        return p
-    candidate = REPOSITORY / p
-    return candidate if candidate.exists() else p
+    from ragsift.models import resolve_local_path
+
+    return resolve_local_path(path)
 
 
 def find_train_config(name_or_path: str | Path) -> Path:
