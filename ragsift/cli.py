@@ -178,9 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_label)
 
     from ragsift.evaluation.command import add_evaluate_command
+    from ragsift.evaluation.report_command import add_report_command
     from ragsift.training.command import add_train_command
 
     add_evaluate_command(sub)
+    add_report_command(sub)
     add_train_command(sub)
     return parser
 

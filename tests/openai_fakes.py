@@ -18,8 +18,10 @@ __all__ = ["FakeOpenAIServer", "fake_openai_server"]
 
 class FakeOpenAIServer:
     def __init__(self, script: list[int], answer: Callable[[dict[str, Any]], str] | None = None,
-                 hold_until_in_flight: int = 0, block_after: int | None = None) -> None:
+                 hold_until_in_flight: int = 0, block_after: int | None = None, count_words: bool = False) -> None:
         self.block_after = block_after
+        #: report the prompt's whitespace-separated words as its prompt tokens (else always 11)
+        self.count_words = count_words
         #: requests after the first ``block_after`` wait until this is set (or 60 s pass)
         self.release = threading.Event()
         self.script = list(script) or [200]
@@ -37,6 +39,11 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         assert self.httpd is not None
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        if not self.count_words:
+            return 11
+        return sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
 
     def next_status(self) -> int:
         with self._lock:
@@ -85,7 +92,8 @@ class FakeOpenAIServer:
                             "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
                             "choices": [{"index": 0, "finish_reason": "stop",
                                          "message": {"role": "assistant", "content": content}}],
-                            "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13},
+                            "usage": {"prompt_tokens": server.prompt_tokens(body), "completion_tokens": 2,
+                                      "total_tokens": server.prompt_tokens(body) + 2},
                         })
                     elif status == 400:
                         self._send(400, {"error": {"message": "Requested tokens (5000) exceed context window of 4096",
@@ -102,9 +110,10 @@ class FakeOpenAIServer:
 
 @contextmanager
 def fake_openai_server(script: list[int], answer: Callable[[dict[str, Any]], str] | None = None,
-                       hold_until_in_flight: int = 0, block_after: int | None = None) -> Iterator[FakeOpenAIServer]:
+                       hold_until_in_flight: int = 0, block_after: int | None = None,
+                       count_words: bool = False) -> Iterator[FakeOpenAIServer]:
     """Serve on a free loopback port for the duration of the block."""
-    fake = FakeOpenAIServer(script, answer, hold_until_in_flight, block_after)
+    fake = FakeOpenAIServer(script, answer, hold_until_in_flight, block_after, count_words)
     fake.httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     thread = threading.Thread(target=fake.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

@@ -14,7 +14,8 @@ _EPILOG = """examples:
   ragsift evaluate -c configs/quickstart.toml --out runs/quickstart --resume   # after a crash
 
 writes RUN_DIR/predictions/<compressor>.jsonl (one line per example, flushed as it is done),
-RUN_DIR/summary.json, RUN_DIR/summary.md and RUN_DIR/manifest.json."""
+RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report: RUN_DIR/report.html
+(self-contained) with RUN_DIR/plots/*.png ('ragsift report RUN_DIR' rewrites them)."""
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:

@@ -23,7 +23,7 @@ from ragsift.evaluation.statistics import (
 from ragsift.metrics.base import MetricOutput
 
 __all__ = ["build_summary", "format_table", "format_markdown", "pair_by_id", "LATENCY_STAGES", "COLUMN_ORDER",
-           "SIGNIFICANCE"]
+           "SIGNIFICANCE", "summary_rows", "metric_columns", "test_method", "unpaired_note", "format_cell", "format_p"]
 
 #: stages reported in milliseconds, in pipeline order; ``total`` = compress + read (EXIT's latency)
 LATENCY_STAGES = ("split", "score", "select", "assemble", "compress", "read", "total")
@@ -319,3 +319,12 @@ def _mcnemar_section(summary: Mapping[str, Any]) -> list[str]:
             f"Examples where only the compressor (only `{summary['baseline']}`) scores 1, and the two-sided "
             "exact McNemar p-value (binomial test on those discordant examples; not Holm-adjusted).", "",
             _md_table(["compressor", "metric", "compressor only", "baseline only", "McNemar p"], rows)]
+
+
+# The same cells for other renderings (the HTML report): one formatting of every number.
+summary_rows = _rows
+metric_columns = _columns
+test_method = _test_method
+unpaired_note = _unpaired_note
+format_cell = _cell
+format_p = _p

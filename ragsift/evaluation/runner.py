@@ -24,6 +24,7 @@ from typing import Any
 from ragsift.config import RunConfig, build_plugin, load_config
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation import manifest as mf
+from ragsift.evaluation.html_report import write_report
 from ragsift.evaluation.predictions import PredictionWriter, prediction_path, read_records
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
 from ragsift.evaluation.settings import EvaluationSettings
@@ -295,4 +296,5 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()})
     mf.write_manifest(run_dir, manifest)
     opts.echo(format_table(summary))
+    write_report(run_dir, echo=opts.echo)
     return summary

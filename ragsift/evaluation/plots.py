@@ -1,0 +1,222 @@
+"""The report's plots (PNG, matplotlib's Agg backend): quality against cost, evidence, latency.
+
+The trade-off plots take :class:`TradeoffPoint` values: one point per compressor with the
+interval of each axis, and an optional ``family`` (e.g. the points of one threshold sweep), so
+that a sweep can feed the same plot: the points of a family share a colour and are joined by a
+line. The Pareto frontier (no other point is at most as costly and at least as good, one of them
+strictly) is marked. Every number drawn comes from ``summary.json`` (means and bootstrap
+intervals computed by :mod:`ragsift.evaluation.report`); nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "TradeoffPoint", "Plot", "pareto_front", "tradeoff_points", "plot_tradeoff", "plot_evidence",
+    "plot_latency_stages", "COMPRESSION_STAGES",
+]
+
+#: the compressor's stages, in pipeline order, as the runner records them
+COMPRESSION_STAGES = ("split", "score", "select", "assemble")
+_DPI = 110
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    """One compressor (or one setting of a sweep): cost ``x`` and quality ``y`` with intervals."""
+
+    label: str
+    x: float
+    x_low: float
+    x_high: float
+    y: float
+    y_low: float
+    y_high: float
+    family: str | None = None
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A written PNG and what it shows (the report's caption)."""
+
+    name: str
+    path: Path
+    caption: str
+
+
+def pareto_front(points: Sequence[TradeoffPoint]) -> list[TradeoffPoint]:
+    """The points no other point dominates (lower or equal cost and higher or equal quality,
+    one of them strictly), by increasing cost."""
+    front: list[TradeoffPoint] = []
+    best = -math.inf
+    for p in sorted(points, key=lambda p: (p.x, -p.y)):
+        if p.y > best:
+            front.append(p)
+            best = p.y
+    return front
+
+
+def _stat(values: Mapping[str, Any] | None) -> tuple[float, float, float] | None:
+    if not values:
+        return None
+    return float(values["mean"]), float(values["low"]), float(values["high"])
+
+
+def tradeoff_points(summary: Mapping[str, Any], y_key: str, x: str) -> list[TradeoffPoint]:
+    """Points of every compressor that has both values: ``y_key`` a metric of the summary;
+    ``x`` a metric (``values``) or ``latency_ms:<stage>``. A compressor entry's optional
+    ``family`` key groups points (a sweep)."""
+    points = []
+    for label, comp in summary["compressors"].items():
+        if x.startswith("latency_ms:"):
+            xs = _stat(comp.get("latency_ms", {}).get(x.split(":", 1)[1]))
+        else:
+            xs = _stat(comp.get("values", {}).get(x))
+        ys = _stat(comp.get("values", {}).get(y_key))
+        if xs is None or ys is None:
+            continue
+        points.append(TradeoffPoint(label, *xs, *ys, family=comp.get("family")))
+    return points
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)  # files only: no display, no GUI toolkit
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _colours(keys: Sequence[str]) -> dict[str, Any]:
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10" if len(keys) <= 10 else "tab20")
+    return {key: cmap(i % cmap.N) for i, key in enumerate(keys)}
+
+
+def _save(fig: Any, path: Path, tight: bool = False) -> Path:
+    """Write the PNG; ``tight`` crops to what is drawn (a second drawing pass: only for figures
+    with a legend outside the axes)."""
+    plt = _pyplot()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=_DPI, bbox_inches="tight" if tight else None, metadata={"Software": None})
+    plt.close(fig)
+    return path
+
+
+def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel: str, title: str, path: Path,
+                  log_x: bool | None = None) -> Path:
+    """One panel per quality metric (``(y axis label, points)``), cost on the x axis: error bars
+    are the intervals, families are joined by lines, the Pareto frontier is a dashed step line
+    with its points ringed. ``log_x`` None: logarithmic when the costs span more than 20x."""
+    plt = _pyplot()
+    keys = list(dict.fromkeys((p.family or p.label) for _, pts in panels for p in pts))
+    colours = _colours(keys)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.4), squeeze=False)
+    for ax, (ylabel, points) in zip(axes[0], panels, strict=True):
+        xs = [p.x for p in points if p.x > 0]
+        use_log = log_x if log_x is not None else bool(xs) and min(xs) > 0 and max(xs) / min(xs) > 20
+        families: dict[str, list[TradeoffPoint]] = {}
+        for p in points:
+            if p.family:
+                families.setdefault(p.family, []).append(p)
+        for family, members in families.items():
+            members = sorted(members, key=lambda p: p.x)
+            ax.plot([p.x for p in members], [p.y for p in members], "-", color=colours[family], alpha=0.6,
+                    linewidth=1.2, label=f"sweep: {family}")
+        for p in points:
+            colour = colours[p.family or p.label]
+            ax.errorbar(p.x, p.y, xerr=[[p.x - p.x_low], [p.x_high - p.x]], yerr=[[p.y - p.y_low], [p.y_high - p.y]],
+                        fmt="o", color=colour, ecolor=colour, elinewidth=1, capsize=3, markersize=6, alpha=0.9)
+            ax.annotate(p.label, (p.x, p.y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+        front = pareto_front(points)
+        if front:
+            ax.plot([p.x for p in front], [p.y for p in front], "--", drawstyle="steps-post", color="0.25",
+                    linewidth=1, label="Pareto frontier")
+            ax.scatter([p.x for p in front], [p.y for p in front], s=150, facecolors="none", edgecolors="0.1",
+                       linewidths=1.2, zorder=3)
+        if use_log:
+            ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        if front or families:
+            ax.legend(fontsize=8, loc="best")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_evidence(summary: Mapping[str, Any], path: Path) -> Path | None:
+    """Evidence precision and recall per compressor (bars, with the intervals); None when the
+    run has no evidence metrics (a dataset without gold evidence)."""
+    keys = [k for k in ("evidence_precision", "evidence_recall") if k in summary["metrics"]]
+    labels = [label for label, c in summary["compressors"].items() if any(k in c["values"] for k in keys)]
+    if not keys or not labels:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) + 2), 4.0))
+    width = 0.8 / len(keys)
+    for j, key in enumerate(keys):
+        stats = [_stat(summary["compressors"][label]["values"].get(key)) for label in labels]
+        xs = [i + (j - (len(keys) - 1) / 2) * width for i in range(len(labels))]
+        means = [s[0] if s else 0.0 for s in stats]
+        err = [[s[0] - s[1] if s else 0.0 for s in stats], [s[2] - s[0] if s else 0.0 for s in stats]]
+        ax.bar(xs, means, width, yerr=err, capsize=3, label=summary["metrics"][key]["label"],
+               color=("#4c72b0", "#dd8452")[j])
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=30, ha="right")
+    ax.set_ylabel("%")
+    ax.set_ylim(0, 105)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Evidence precision and recall (mean, 95% CI)" if summary.get("confidence") == 0.95
+                 else f"Evidence precision and recall (mean, {summary.get('confidence', 0.95):.0%} CI)", fontsize=11)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def stage_means(comp: Mapping[str, Any]) -> dict[str, float]:
+    """Mean milliseconds per stage of one compressor: the compressor's stages, ``other`` (the
+    rest of the ``compress()`` call) and ``read``."""
+    latency = comp.get("latency_ms", {})
+    out = {s: float(latency[s]["mean"]) for s in COMPRESSION_STAGES if s in latency}
+    if "compress" in latency:
+        out["other"] = max(0.0, float(latency["compress"]["mean"]) - sum(out.values()))
+    if "read" in latency:
+        out["read"] = float(latency["read"]["mean"])
+    return out
+
+
+def plot_latency_stages(summary: Mapping[str, Any], path: Path) -> Path | None:
+    """A horizontal stacked bar per compressor: mean ms of split / score / select / assemble /
+    other (rest of compress) / read, with the total written at the end of each bar."""
+    labels = [label for label, c in summary["compressors"].items() if c.get("latency_ms")]
+    if not labels:
+        return None
+    means = {label: stage_means(summary["compressors"][label]) for label in labels}
+    stages = [s for s in (*COMPRESSION_STAGES, "other", "read") if any(s in m for m in means.values())]
+    plt = _pyplot()
+    colours = dict(zip(("split", "score", "select", "assemble", "other", "read"),
+                       ("#8172b3", "#4c72b0", "#55a868", "#ccb974", "#bbbbbb", "#c44e52"), strict=True))
+    fig, ax = plt.subplots(figsize=(8.0, 0.45 * len(labels) + 1.6))
+    for stage in stages:
+        lefts = [sum(means[label].get(s, 0.0) for s in stages[: stages.index(stage)]) for label in labels]
+        ax.barh(labels, [means[label].get(stage, 0.0) for label in labels], left=lefts, color=colours[stage],
+                label=stage)
+    totals = [sum(means[label].values()) for label in labels]
+    for y, total in enumerate(totals):
+        ax.annotate(f"{total:,.1f} ms", (total, y), textcoords="offset points", xytext=(4, -3), fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(totals) * 1.18 if max(totals) > 0 else 1)
+    ax.set_xlabel("mean latency per question (ms)")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, ncol=len(stages), loc="upper center", bbox_to_anchor=(0.5, -0.22 if len(labels) < 4 else -0.12))
+    ax.set_title("Latency per stage (retrieval excluded)", fontsize=11)
+    fig.tight_layout()
+    return _save(fig, path, tight=True)
