@@ -179,16 +179,19 @@ def _row(i: int, label: str, record: Mapping[str, Any] | None, with_reader: bool
     return f'<tr><td class="c{i}">{html.escape(label)}</td>' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
-def render_view(view: ExampleView, labels: Sequence[str], with_reader: bool, default: str, open_: bool = False) -> str:
+def render_view(view: ExampleView, labels: Sequence[str], with_reader: bool, default: str, open_: bool = False,
+                kept_badge: bool = True) -> str:
     """One collapsible example: the question, badges, a table per compressor, then the documents
-    with a radio button per compressor choosing whose kept sentences are highlighted."""
+    with a radio button per compressor choosing whose kept sentences are highlighted.
+    ``kept_badge``: mark an example whose kept text differs between compressors (pointless when
+    every example's does)."""
     key = f"x{view.position}"
     badges = []
     if view.em_differs:
         badges.append('<span class="badge em">EM differs</span>')
     elif view.f1_spread > 0:
         badges.append('<span class="badge f1">F1 differs</span>')
-    if view.kept_differs:
+    if view.kept_differs and kept_badge:
         badges.append('<span class="badge kept">kept text differs</span>')
     head = ["compressor", "kept", "tokens", "Ev-P", "Ev-R"] + (["answer", "EM", "F1"] if with_reader else [])
     rows = "".join(_row(i, label, view.records.get(label), with_reader) for i, label in enumerate(labels))

@@ -216,6 +216,15 @@ def _dataset_params(run_dir: Path, fmt: str | None) -> dict[str, Any]:
     return table
 
 
+def _two_lines(cell: str) -> str:
+    """A table cell, escaped, with its interval or p-values on a second, smaller line."""
+    for cut in (" p=", " p<", " ["):
+        if cut in cell:
+            head, tail = cell.split(cut, 1)
+            return f"{html.escape(head)}<br><small>{html.escape(cut.strip() + tail)}</small>"
+    return html.escape(cell)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[Sequence[str]] | None = None) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = []
@@ -223,7 +232,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequen
         cells = []
         for c, cell in enumerate(row):
             cls = classes[r][c] if classes else ""
-            cells.append(f'<td{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{html.escape(cell)}</td>')
+            cells.append(f'<td{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{_two_lines(cell)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f'<div class="scroll"><table class="results"><tr>{head}</tr>{"".join(body)}</table></div>'
 
@@ -301,7 +310,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:
 padding:0 16px;color:#222}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;vertical-align:top}
-table.results td{text-align:right;white-space:nowrap}table.results td:first-child{text-align:left;font-weight:600}
+table.results td{text-align:right;white-space:nowrap}table.results small{color:#666}table.results td:first-child{text-align:left;font-weight:600}
 table.results th{background:#f3f3f3}td.sig{background:#fff3c4;font-weight:600}
 table.meta th{text-align:left;background:#f7f7f7;font-weight:600}table.meta td{font-family:monospace;font-size:12px}
 .note{background:#fff8e1;border-left:4px solid #f0b400;padding:8px 12px}.muted{color:#888}
@@ -351,7 +360,9 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
             '<span style="border-bottom:3px solid #f0a000">gold evidence</span></p>']
     if documents_note:
         body.append(f'<p class="note">{html.escape(documents_note)}</p>')
-    body += [render_view(v, labels, data.has_reader, default, open_=(i == 0)) for i, v in enumerate(views)]
+    kept_badge = not all(v.kept_differs for v in views)
+    body += [render_view(v, labels, data.has_reader, default, open_=(i == 0), kept_badge=kept_badge)
+             for i, v in enumerate(views)]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{_CSS}{view_css(labels)}</style></head><body>{''.join(body)}</body></html>\n")

@@ -74,7 +74,7 @@ def test_a_run_without_reader_says_so_and_plots_evidence(no_reader_run: tuple[Pa
     summary = json.loads((out / "summary.json").read_text())
     # the tables carry summary.json's numbers as summary.md formats them
     bm25 = summary["compressors"]["bm25"]["values"]["evidence_recall"]
-    assert f"{bm25['mean']:.1f} [{bm25['low']:.1f}, {bm25['high']:.1f}]" in page
+    assert f"{bm25['mean']:.1f}<br><small>[{bm25['low']:.1f}, {bm25['high']:.1f}]</small>" in page
     family = summary["p_adjustment"]["comparisons"]
     assert f"Holm's correction over all {family} comparisons" in page
     oracle_p = summary["comparisons"]["oracle"]["evidence_precision"]
