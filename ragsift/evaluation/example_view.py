@@ -14,8 +14,10 @@ from __future__ import annotations
 import html
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 __all__ = ["ExampleView", "build_views", "order_views", "render_view", "view_css", "DocumentText"]
 
@@ -43,7 +45,7 @@ class ExampleView:
     em_differs: bool = False
     f1_spread: float = 0.0
     kept_differs: bool = False
-    kept: dict[str, set[tuple[int, int]]] = field(default_factory=dict)  # label -> kept (doc, char) pieces
+    kept_distance: float = 0.0  # mean pairwise Jaccard distance of the compressors' kept characters
 
 
 def _documents_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[DocumentText]:
@@ -95,9 +97,21 @@ def build_views(records: Mapping[str, Sequence[Mapping[str, Any]]],
     return views
 
 
-def _kept_chars(record: Mapping[str, Any]) -> set[tuple[int, int]]:
-    return {(int(s["doc"]), c) for s in record.get("sentences", []) if s.get("kept")
-            for c in range(int(s["start"]), int(s["end"]))}
+def kept_masks(view: ExampleView, labels: Sequence[str]) -> dict[str, list[np.ndarray]]:
+    """label -> one boolean array per document: the characters its kept sentences cover
+    (a few kilobytes per example, built when needed and not kept)."""
+    out = {}
+    for label in labels:
+        record = view.records.get(label)
+        if record is None:
+            continue
+        masks = [np.zeros(len(doc.text), dtype=bool) for doc in view.documents]
+        for s in record.get("sentences", []):
+            doc = int(s["doc"])
+            if s.get("kept") and doc < len(masks):
+                masks[doc][int(s["start"]):int(s["end"])] = True
+        out[label] = masks
+    return out
 
 
 def _measure_disagreement(view: ExampleView) -> None:
@@ -105,23 +119,20 @@ def _measure_disagreement(view: ExampleView) -> None:
     f1 = [r["metrics"]["f1"] for r in view.records.values() if "f1" in r.get("metrics", {})]
     view.em_differs = len(em) > 1
     view.f1_spread = max(f1) - min(f1) if f1 else 0.0
-    view.kept = {label: _kept_chars(r) for label, r in view.records.items()}
-    view.kept_differs = any(a != b for a, b in itertools.pairwise(view.kept.values()))
-
-
-def _jaccard_spread(view: ExampleView) -> float:
-    """Mean pairwise Jaccard distance of the compressors' kept characters."""
-    sets = list(view.kept.values())
-    pairs = list(itertools.combinations(sets, 2))
-    if not pairs:
-        return 0.0
-    return sum(1 - len(a & b) / len(a | b) if a | b else 0.0 for a, b in pairs) / len(pairs)
+    masks = [np.concatenate(m) if m else np.zeros(0, dtype=bool) for m in kept_masks(view, list(view.records)).values()]
+    pairs = list(itertools.combinations(masks, 2))
+    view.kept_differs = any(not np.array_equal(a, b) for a, b in pairs)
+    distances = []
+    for a, b in pairs:  # Jaccard distance of the kept characters
+        union = int(np.count_nonzero(a | b))
+        distances.append(1 - int(np.count_nonzero(a & b)) / union if union else 0.0)
+    view.kept_distance = sum(distances) / len(distances) if distances else 0.0
 
 
 def order_views(views: Sequence[ExampleView]) -> list[ExampleView]:
     """Disagreements first: different EM, then the larger F1 spread, then different kept text
     (larger mean Jaccard distance first); ties keep the dataset order."""
-    return sorted(views, key=lambda v: (not v.em_differs, -v.f1_spread, not v.kept_differs, -_jaccard_spread(v),
+    return sorted(views, key=lambda v: (not v.em_differs, -v.f1_spread, not v.kept_differs, -v.kept_distance,
                                         v.position))
 
 
@@ -130,25 +141,18 @@ def _pieces(length: int, cuts: set[int]) -> list[tuple[int, int]]:
     return list(itertools.pairwise(points))
 
 
-def _document_html(index: int, doc: DocumentText, view: ExampleView, labels: Sequence[str]) -> str:
+def _document_html(index: int, doc: DocumentText, view: ExampleView, labels: Sequence[str],
+                   masks: Mapping[str, list[np.ndarray]]) -> str:
     cuts: set[int] = set()
-    kept_spans: dict[str, list[tuple[int, int]]] = {}
     for label in labels:
-        record = view.records.get(label)
-        if record is None:
-            continue
-        for s in record.get("sentences", []):
-            if int(s["doc"]) != index:
-                continue
-            cuts.update((int(s["start"]), int(s["end"])))
-            if s.get("kept"):
-                kept_spans.setdefault(label, []).append((int(s["start"]), int(s["end"])))
+        for s in (view.records[label].get("sentences", []) if label in view.records else []):
+            if int(s["doc"]) == index:
+                cuts.update((int(s["start"]), int(s["end"])))
     for start, end in doc.gold:
         cuts.update((start, end))
     out = []
-    for start, end in _pieces(len(doc.text), cuts):
-        classes = [f"k{i}" for i, label in enumerate(labels)
-                   if any(s <= start and end <= e for s, e in kept_spans.get(label, []))]
+    for start, end in _pieces(len(doc.text), cuts):  # no boundary inside a piece: its first character decides
+        classes = [f"k{i}" for i, label in enumerate(labels) if label in masks and masks[label][index][start]]
         if any(s <= start and end <= e for s, e in doc.gold):
             classes.append("gold")
         text = html.escape(doc.text[start:end])
@@ -200,7 +204,8 @@ def render_view(view: ExampleView, labels: Sequence[str], with_reader: bool, def
     radios = "".join(f'<input type="radio" name="{key}" id="{key}-{i}" class="r{i}"{" checked" if label == chosen else ""}>'
                      for i, label in present)
     buttons = "".join(f'<label for="{key}-{i}" class="l{i}">{html.escape(label)}</label>' for i, label in present)
-    docs = "".join(_document_html(d, doc, view, labels) for d, doc in enumerate(view.documents))
+    masks = kept_masks(view, labels)
+    docs = "".join(_document_html(d, doc, view, labels, masks) for d, doc in enumerate(view.documents))
     gold_note = "" if view.has_gold else '<p class="muted">Gold evidence unknown for this example (not shown).</p>'
     answers = ", ".join(f"<b>{html.escape(a)}</b>" for a in view.answers) or '<span class="muted">none</span>'
     return (f'<details class="ex" id="ex-{html.escape(view.id, quote=True)}"{" open" if open_ else ""}>'
