@@ -133,7 +133,6 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
             colour = colours[p.family or p.label]
             ax.errorbar(p.x, p.y, xerr=[[p.x - p.x_low], [p.x_high - p.x]], yerr=[[p.y - p.y_low], [p.y_high - p.y]],
                         fmt="o", color=colour, ecolor=colour, elinewidth=1, capsize=3, markersize=6, alpha=0.9)
-            ax.annotate(p.label, (p.x, p.y), textcoords="offset points", xytext=(5, 5), fontsize=8)
         front = pareto_front(points)
         if front:
             ax.plot([p.x for p in front], [p.y for p in front], "--", drawstyle="steps-post", color="0.25",
@@ -142,6 +141,7 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
                        linewidths=1.2, zorder=3)
         if use_log:
             ax.set_xscale("log")
+        _label_points(fig, ax, points)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
@@ -150,6 +150,32 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _save(fig, path)
+
+
+_LABEL_OFFSETS = ((5, 4, "left"), (5, -11, "left"), (-5, 4, "right"), (-5, -11, "right"), (5, 14, "left"),
+                  (5, -21, "left"))
+
+
+def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint]) -> None:
+    """Name each point beside it, at the first of a few offsets whose (estimated) text box does
+    not overlap a name already placed, so that close points stay readable."""
+    ax.autoscale_view()
+    scale = fig.dpi / 72  # points -> pixels
+    placed: list[tuple[float, float, float, float]] = []
+    for p in sorted(points, key=lambda p: (p.x, p.y)):
+        px, py = ax.transData.transform((p.x, p.y))
+        width, height = 5.2 * len(p.label) * scale, 9 * scale
+        choice = _LABEL_OFFSETS[0]
+        for dx, dy, align in _LABEL_OFFSETS:
+            left = px + dx * scale - (width if align == "right" else 0)
+            box = (left, py + dy * scale, left + width, py + dy * scale + height)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+                choice = (dx, dy, align)
+                break
+        dx, dy, align = choice
+        left = px + dx * scale - (width if align == "right" else 0)
+        placed.append((left, py + dy * scale, left + width, py + dy * scale + height))
+        ax.annotate(p.label, (p.x, p.y), textcoords="offset points", xytext=(dx, dy), fontsize=8, ha=align)
 
 
 def plot_evidence(summary: Mapping[str, Any], path: Path) -> Path | None:

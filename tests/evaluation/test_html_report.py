@@ -16,7 +16,7 @@ from report_runs import HOSTILE, hostile_dataset, reader_run, run
 
 from ragsift.cli import main
 from ragsift.evaluation.html_report import write_report
-from ragsift.evaluation.plots import TradeoffPoint, pareto_front, tradeoff_points
+from ragsift.evaluation.plots import TradeoffPoint, pareto_front, plot_tradeoff, tradeoff_points
 
 PLOTS = ("tradeoff_tokens", "tradeoff_latency", "evidence", "latency_stages")
 
@@ -197,3 +197,18 @@ def test_tradeoff_points_read_the_summary_and_keep_sweep_families() -> None:
     assert [(p.label, p.family, p.x, p.x_low, p.y_high) for p in by_tokens] == [
         ("t0.3", "exit-threshold", 300, 299, 41), ("t0.5", "exit-threshold", 200, 199, 46)]
     assert [p.x for p in tradeoff_points(summary, "em", "latency_ms:total")] == [900, 800]
+
+
+def test_a_sweep_family_is_drawn_as_a_line(tmp_path: Path) -> None:
+    sweep = [TradeoffPoint(f"t{t}", 100 + 200 * t, 90 + 200 * t, 110 + 200 * t, 30 + 40 * t, 25 + 40 * t, 35 + 40 * t,
+                           family="threshold") for t in (0.1, 0.5, 0.9)]
+    alone = [_point("none", 1400, 60)]
+    path = plot_tradeoff([("EM (%)", sweep + alone)], "tokens", "EM against tokens", tmp_path / "sweep.png")
+    assert_nontrivial_png(path.read_bytes(), min_width=300)
+
+
+def test_the_page_stays_small_per_example(no_reader_run: tuple[Path, list[str]]) -> None:
+    page = (no_reader_run[0] / "report.html").read_text(encoding="utf-8")
+    text = re.sub(r'src="data:image/png;base64,[^"]+"', "", page)
+    # documents once per example, a few classes per piece: 100 examples x 10 compressors stay a few MB
+    assert len(text.encode()) < 5 * 25_000, len(text.encode())
