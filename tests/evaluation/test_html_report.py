@@ -46,6 +46,7 @@ def assert_nontrivial_png(data: bytes, min_width: int = 400, min_height: int = 2
     assert max(count for count, _ in colours) < 0.97 * width * height
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_evaluate_writes_the_report_and_non_trivial_plots(no_reader_run: tuple[Path, list[str]]) -> None:
     out, echoed = no_reader_run
     assert (out / "report.html").is_file()
@@ -54,6 +55,7 @@ def test_evaluate_writes_the_report_and_non_trivial_plots(no_reader_run: tuple[P
         assert_nontrivial_png((out / "plots" / f"{name}.png").read_bytes())
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_the_page_is_self_contained(no_reader_run: tuple[Path, list[str]]) -> None:
     page = (out := no_reader_run[0] / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page.lower() and "<link" not in page.lower() and "@import" not in page
@@ -66,6 +68,7 @@ def test_the_page_is_self_contained(no_reader_run: tuple[Path, list[str]]) -> No
     assert base64.b64encode((out.parent / "plots" / "evidence.png").read_bytes()).decode() in page
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_a_run_without_reader_says_so_and_plots_evidence(no_reader_run: tuple[Path, list[str]]) -> None:
     out = no_reader_run[0]
     page = (out / "report.html").read_text(encoding="utf-8")
@@ -81,6 +84,7 @@ def test_a_run_without_reader_says_so_and_plots_evidence(no_reader_run: tuple[Pa
     assert f"Holm {oracle_p['p_holm']:.3f}" in page
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_per_example_view_marks_kept_dropped_and_gold(no_reader_run: tuple[Path, list[str]]) -> None:
     out = no_reader_run[0]
     page = (out / "report.html").read_text(encoding="utf-8")
@@ -102,6 +106,7 @@ def test_per_example_view_marks_kept_dropped_and_gold(no_reader_run: tuple[Path,
             assert s["text"].replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#x27;")[:40] in kept_text
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_reader_run_plots_em_f1_and_lists_disagreements_first(with_reader_run: tuple[Path, list[str]]) -> None:
     out, _ = with_reader_run
     page = (out / "report.html").read_text(encoding="utf-8")
@@ -126,6 +131,7 @@ def test_reader_run_plots_em_f1_and_lists_disagreements_first(with_reader_run: t
     assert "exact McNemar test" in page
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_hostile_text_is_escaped(tmp_path: Path) -> None:
     from report_runs import COMPRESSORS
 
@@ -138,6 +144,7 @@ def test_hostile_text_is_escaped(tmp_path: Path) -> None:
     assert HOSTILE not in page
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_ragsift_report_rewrites_an_existing_run(tmp_path: Path, no_reader_run: tuple[Path, list[str]],
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     copy = tmp_path / "copy"
@@ -149,6 +156,7 @@ def test_ragsift_report_rewrites_an_existing_run(tmp_path: Path, no_reader_run: 
     assert (copy / "report.html").is_file() and (copy / "plots" / "tradeoff_tokens.png").is_file()
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_report_without_the_input_file_rebuilds_documents(tmp_path: Path, no_reader_run: tuple[Path, list[str]]) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(no_reader_run[0], copy)
@@ -207,6 +215,7 @@ def test_a_sweep_family_is_drawn_as_a_line(tmp_path: Path) -> None:
     assert_nontrivial_png(path.read_bytes(), min_width=300)
 
 
+@pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_the_page_stays_small_per_example(no_reader_run: tuple[Path, list[str]]) -> None:
     page = (no_reader_run[0] / "report.html").read_text(encoding="utf-8")
     text = re.sub(r'src="data:image/png;base64,[^"]+"', "", page)
