@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 from ragsift.errors import RagsiftError
 
@@ -78,45 +80,87 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ragsift.config import load_config
+    from ragsift.output_files import check_output
 
     config = load_config(args.config)
+    to_stdout = args.output in (None, "-")
+    if not to_stdout:
+        dataset_path = (config.dataset or {}).get("path")
+        check_output(args.output, [args.input, dataset_path, config.source], force=args.force)
     compressors = config.build_compressors()
     if len(compressors) != 1:
         raise RagsiftError(f"{config.source}: 'compress' needs a config with one compressor; it has {', '.join(compressors)}.")
     (label, compressor), = compressors.items()
     examples = config.load_examples(args.input, format=args.format, limit=args.limit)
-    out = sys.stdout if args.output in (None, "-") else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
-    empty = total = 0
-    try:
+    counts = [0, 0]  # written, empty
+
+    def write_all(out: TextIO) -> None:
         compressor.warm_up()
         for result in tqdm(compressor.compress_many(examples), desc=f"compress [{label}]", unit="ex", disable=args.quiet, file=sys.stderr):
             record = result.to_record()
             record["compressor"] = label
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             out.flush()
-            total += 1
-            empty += result.is_empty
-    finally:
-        if out is not sys.stdout:
-            out.close()
+            counts[0] += 1
+            counts[1] += result.is_empty
+
+    if to_stdout:
+        write_all(sys.stdout)
+    else:
+        _write_file(args.output, write_all, counts)
     if not args.quiet:
-        print(f"compressed {total} examples with '{label}' ({empty} empty compressions)", file=sys.stderr)
+        print(f"compressed {counts[0]} examples with '{label}' ({counts[1]} empty compressions)", file=sys.stderr)
     return 0
+
+
+def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int]) -> None:
+    """Run ``write`` on an atomic output file; a failure says how much was kept, and where."""
+    from ragsift.output_files import AtomicOutput, describe_os_error
+
+    output = AtomicOutput(path)
+    try:
+        with output as out:
+            write(out)
+    except (RagsiftError, OSError, KeyboardInterrupt) as exc:
+        kept = "" if output.special else f"{path} was not written"
+        if output.partial_path is not None:
+            kept += f"; the {counts[0]} record(s) written before the failure are in {output.partial_path}"
+        if isinstance(exc, KeyboardInterrupt):
+            print(f"ragsift: interrupted{': ' + kept if kept else ''}.", file=sys.stderr)
+            raise
+        problem = describe_os_error(exc, path) if isinstance(exc, OSError) else str(exc)
+        raise RagsiftError(f"{problem}\n{kept}." if kept else problem) from exc
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
     from ragsift.config import build_plugin
     from ragsift.datasets import load_examples
+    from ragsift.errors import OutputError
+    from ragsift.output_files import check_output, describe_os_error
 
-    params = json.loads(args.params) if args.params else {}
+    check_output(args.output, [args.input], force=args.force)
+    params = _json_object(args.params, "--params") if args.params else {}
     labeler = build_plugin("labeler", {"name": args.labeler, **params}, "--labeler")
     from ragsift.labelers.output import manifest_path, write_labels
 
     examples = load_examples(args.input, format=args.format, limit=args.limit)
-    manifest = write_labels(labeler, examples, args.output, input_path=args.input)
+    try:
+        manifest = write_labels(labeler, examples, args.output, input_path=args.input)
+    except OSError as exc:
+        raise OutputError(describe_os_error(exc, args.output)) from None
     kinds = ", ".join(f"{k} {n}" for k, n in manifest["output"]["kinds"].items())
     print(f"wrote {manifest['output']['records']} records ({kinds}) to {args.output}; manifest {manifest_path(args.output)}", file=sys.stderr)
     return 0
+
+
+def _json_object(text: str, flag: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise RagsiftError(f"{flag}: not valid JSON ({exc}); give a JSON object such as '{{\"seed\": 1}}'.") from None
+    if not isinstance(value, dict):
+        raise RagsiftError(f"{flag}: expected a JSON object such as '{{\"seed\": 1}}'; got {text!r}.")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -159,7 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", "-c", required=True, help="config file or name in configs/")
     p.add_argument("--input", "-i", help="dataset file (default: the config's [dataset] path, else the bundled HotpotQA sample)")
     p.add_argument("--format", "-f", help="dataset loader name (default: detected from the file)")
-    p.add_argument("--output", "-o", help="output JSONL file (default: stdout)")
+    p.add_argument("--output", "-o", help="output JSONL file (default: stdout); written under a temporary name and "
+                   "renamed into place when complete")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.add_argument("--limit", type=int, help="only the first N examples")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_compress)
@@ -173,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", "-i", required=True, help="dataset file with gold evidence")
     p.add_argument("--format", "-f", help="dataset loader name (default: detected)")
     p.add_argument("--output", "-o", required=True, help="output JSONL file")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.add_argument("--params", help="the labeler's params as a JSON object")
     p.add_argument("--limit", type=int, help="only the first N examples")
     p.set_defaults(func=_cmd_label)
@@ -187,9 +234,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _silence_progress_bars() -> None:
+    """``--quiet``: no progress bar from the libraries that load models either (transformers,
+    the Hub client, and tqdm's default for bars that name no setting)."""
+    os.environ["TQDM_DISABLE"] = "1"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    if "transformers" in sys.modules:  # imported already: its setting was read at import time
+        sys.modules["transformers"].utils.logging.disable_progress_bar()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "quiet", False):
+        _silence_progress_bars()
     try:
         return int(args.func(args) or 0)
     except RagsiftError as exc:
@@ -199,6 +257,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # a file the command reads or writes: one line, not a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"ragsift: error: {where}{exc.strerror or exc}.", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if os.environ.get("RAGSIFT_TRACEBACK"):
+            raise
+        print(f"ragsift: error: unexpected {type(exc).__name__}: {exc}\n(a bug in ragsift or in a plugin; "
+              "set RAGSIFT_TRACEBACK=1 to see where it happened)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,9 @@ __all__ = [
     "DataFormatError",
     "PromptTooLongError",
     "MissingDependencyError",
+    "OutputError",
+    "PluginContractError",
+    "UsageError",
 ]
 
 
@@ -53,3 +56,16 @@ class PromptTooLongError(RagsiftError, ValueError):
 
 class MissingDependencyError(RagsiftError, ImportError):
     """An optional dependency is not installed; the message names the install command."""
+
+
+class OutputError(RagsiftError):
+    """An output cannot be written (it is the input, a folder, exists, or the disk refused)."""
+
+
+class PluginContractError(RagsiftError, RuntimeError):
+    """A plugin broke its stage's contract (wrong number of scores, invalid indices, ...);
+    the message names the plugin."""
+
+
+class UsageError(RagsiftError, TypeError):
+    """A library function was called with a value of the wrong type."""

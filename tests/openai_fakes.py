@@ -1,24 +1,58 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1 for reader tests (no network).
 
 Each request takes the next status from ``script`` (the last one repeats); 200 answers with a
-chat completion whose content is produced by ``answer(body)``.
+chat completion whose content is produced by ``answer(body)``. Besides HTTP statuses a script
+may hold the misbehaviours of a broken server: ``"malformed"`` (200 with truncated JSON),
+``"text"`` (200 with an HTML page), ``"empty"`` (200 with no choices) and ``"hang"`` (no answer
+for ``hang_seconds``). ``chaos(rng, weights)`` makes a script picker that draws each request's
+behaviour at random instead.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeOpenAIServer", "fake_openai_server"]
+__all__ = ["FakeOpenAIServer", "fake_openai_server", "chaos"]
+
+#: every way the chaos picker can misbehave, besides a good answer (200)
+MISBEHAVIOURS: tuple[int | str, ...] = (500, 503, 429, "malformed", "text", "empty", "hang")
+
+
+def chaos(seed: int, failure_rate: float = 0.4, hang_rate: float = 0.05) -> Callable[[], int | str]:
+    """A picker: a good answer with probability 1 - ``failure_rate``, else one misbehaviour at
+    random (a hang with probability ``hang_rate``)."""
+    rng = random.Random(seed)
+    others = [m for m in MISBEHAVIOURS if m != "hang"]
+
+    def pick() -> int | str:
+        draw = rng.random()
+        if draw < hang_rate:
+            return "hang"
+        if draw < failure_rate:
+            return rng.choice(others)
+        return 200
+
+    return pick
 
 
 class FakeOpenAIServer:
-    def __init__(self, script: list[int], answer: Callable[[dict[str, Any]], str] | None = None,
-                 hold_until_in_flight: int = 0, block_after: int | None = None, count_words: bool = False) -> None:
+    def __init__(self, script: list[int | str], answer: Callable[[dict[str, Any]], str] | None = None,
+                 hold_until_in_flight: int = 0, block_after: int | None = None, count_words: bool = False,
+                 pick: Callable[[], int | str] | None = None, hang_seconds: float = 5.0,
+                 api_key_echo: bool = False) -> None:
+        #: draws each request's behaviour (instead of ``script``) when given
+        self.pick = pick
+        self.hang_seconds = hang_seconds
+        #: error bodies repeat the Authorization header, as some misconfigured proxies do
+        self.api_key_echo = api_key_echo
+        self.behaviours: list[int | str] = []
         self.block_after = block_after
         #: report the prompt's whitespace-separated words as its prompt tokens (else always 11)
         self.count_words = count_words
@@ -45,9 +79,14 @@ class FakeOpenAIServer:
             return 11
         return sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
 
-    def next_status(self) -> int:
+    def next_status(self) -> int | str:
         with self._lock:
-            return self.script.pop(0) if len(self.script) > 1 else self.script[0]
+            if self.pick is not None:
+                status = self.pick()
+            else:
+                status = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+            self.behaviours.append(status)
+            return status
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -56,10 +95,11 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, status: int, payload: dict[str, Any] | bytes, headers: dict[str, str] | None = None,
+                      content_type: str = "application/json") -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -86,21 +126,34 @@ class FakeOpenAIServer:
                     if server.hold_until_in_flight:
                         server._released.wait(timeout=5)
                     status = server.next_status()
-                    if status == 200:
-                        content = server.answer(body)
-                        self._send(200, {
-                            "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": content}}],
-                            "usage": {"prompt_tokens": server.prompt_tokens(body), "completion_tokens": 2,
-                                      "total_tokens": server.prompt_tokens(body) + 2},
-                        })
+                    tokens = server.prompt_tokens(body)
+                    completion = {
+                        "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
+                        "choices": [], "usage": {"prompt_tokens": tokens, "completion_tokens": 2, "total_tokens": tokens + 2},
+                    }
+                    if status == "hang":
+                        time.sleep(server.hang_seconds)
+                        return
+                    if status == "malformed":
+                        self._send(200, json.dumps(completion).encode()[:25])
+                    elif status == "text":
+                        self._send(200, b"<html><body>502 Bad Gateway</body></html>", content_type="text/html")
+                    elif status == "empty":
+                        self._send(200, completion)
+                    elif status == 200:
+                        completion["choices"] = [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant", "content": server.answer(body)}}]
+                        self._send(200, completion)
                     elif status == 400:
                         self._send(400, {"error": {"message": "Requested tokens (5000) exceed context window of 4096",
                                                    "type": "invalid_request_error"}})
                     else:
+                        assert isinstance(status, int), status
                         headers = {"Retry-After": "0"} if status == 429 else {}
-                        self._send(status, {"error": {"message": f"scripted failure {status}"}}, headers)
+                        message = f"scripted failure {status}"
+                        if server.api_key_echo:
+                            message += f" (request had Authorization: {self.headers.get('Authorization')})"
+                        self._send(status, {"error": {"message": message}}, headers)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
@@ -109,11 +162,13 @@ class FakeOpenAIServer:
 
 
 @contextmanager
-def fake_openai_server(script: list[int], answer: Callable[[dict[str, Any]], str] | None = None,
+def fake_openai_server(script: list[int | str], answer: Callable[[dict[str, Any]], str] | None = None,
                        hold_until_in_flight: int = 0, block_after: int | None = None,
-                       count_words: bool = False) -> Iterator[FakeOpenAIServer]:
+                       count_words: bool = False, pick: Callable[[], int | str] | None = None,
+                       hang_seconds: float = 5.0, api_key_echo: bool = False) -> Iterator[FakeOpenAIServer]:
     """Serve on a free loopback port for the duration of the block."""
-    fake = FakeOpenAIServer(script, answer, hold_until_in_flight, block_after, count_words)
+    fake = FakeOpenAIServer(script, answer, hold_until_in_flight, block_after, count_words, pick, hang_seconds,
+                            api_key_echo)
     fake.httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     thread = threading.Thread(target=fake.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

@@ -19,11 +19,15 @@ RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ragsift.errors import RagsiftError
     from ragsift.evaluation.runner import RunOptions, run_evaluation
+
+    if args.allow_mixed and not args.resume:
+        raise RagsiftError("--allow-mixed only applies with --resume.")
 
     run_evaluation(RunOptions(
         config=args.config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
-        resume=args.resume, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]], progress=not args.quiet,
+        resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]], progress=not args.quiet,
     ))
     return 0
 
@@ -49,6 +53,9 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
     p.add_argument("--out", "-o", required=True, help="run directory")
     p.add_argument("--limit", type=_positive, help="only the first N examples (overrides [evaluation] limit)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted run: skip examples already written")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="with --resume: continue although ragsift's version or a model file changed since the run "
+                   "started (the run then mixes both; the manifest records what changed)")
     p.add_argument("--no-reader", action="store_true", help="compression and evidence metrics only; no reader")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_evaluate)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragsift.errors import DataFormatError
+from ragsift.errors import ConfigError, DataFormatError
 
-__all__ = ["read_records", "PredictionWriter", "prediction_path"]
+__all__ = ["read_records", "PredictionWriter", "prediction_path", "prediction_paths"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -23,6 +24,25 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 def prediction_path(run_dir: Path, label: str) -> Path:
     """``RUN_DIR/predictions/<label>.jsonl`` (unsafe characters of the label become ``_``)."""
     return run_dir / "predictions" / f"{_UNSAFE.sub('_', label) or 'compressor'}.jsonl"
+
+
+def prediction_paths(run_dir: Path, labels: Sequence[str], source: str = "") -> dict[str, Path]:
+    """``prediction_path`` of each label; two labels that would share one file (``"bm 25"`` and
+    ``bm_25``, or ``BM25`` and ``bm25`` on a case-insensitive file system) are refused."""
+    paths: dict[str, Path] = {}
+    owners: dict[str, str] = {}
+    for label in labels:
+        path = prediction_path(run_dir, label)
+        key = path.name.casefold()
+        if key in owners:
+            raise ConfigError(
+                f"{source + ': ' if source else ''}compressor labels '{owners[key]}' and '{label}' would share one "
+                f"predictions file ({path.name}; names are compared ignoring case and characters other than "
+                "letters, digits, '.', '_' and '-'). Rename one of them."
+            )
+        owners[key] = label
+        paths[label] = path
+    return paths
 
 
 def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:

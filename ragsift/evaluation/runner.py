@@ -22,19 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.config import RunConfig, build_plugin, load_config
-from ragsift.errors import ConfigError, RagsiftError
+from ragsift.errors import ConfigError, DataFormatError, OutputError, RagsiftError
 from ragsift.evaluation import manifest as mf
 from ragsift.evaluation.html_report import write_report
-from ragsift.evaluation.predictions import PredictionWriter, prediction_path, read_records
+from ragsift.evaluation.predictions import PredictionWriter, prediction_paths, read_records
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.timing import timed_compress, timed_read
 from ragsift.metrics.base import Metric, MetricInput, MetricOutput
 from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
 from ragsift.types import Example
 
-__all__ = ["EvaluationInterrupted", "RunOptions", "run_evaluation", "resolve_data"]
+__all__ = ["EvaluationInterrupted", "RunOptions", "run_evaluation", "resolve_data", "version_changes"]
 
 
 class EvaluationInterrupted(RagsiftError):
@@ -51,6 +52,8 @@ class RunOptions:
     format: str | None = None
     limit: int | None = None
     resume: bool = False
+    #: with ``resume``: continue although ragsift's version or a model file changed
+    allow_mixed: bool = False
     no_reader: bool = False
     argv: list[str] | None = None
     progress: bool = True
@@ -109,18 +112,57 @@ def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
     return out
 
 
+def _short(digest: object) -> str:
+    return f"{digest[:12]}..." if isinstance(digest, str) else repr(digest)
+
+
 def _check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) -> None:
+    """Refuse to resume when the config, the input file or ``--no-reader`` changed."""
     checks = [
-        ("config", old.get("config", {}).get("sha256"), new["config"]["sha256"], "the config file changed"),
-        ("input", old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed"),
-        ("no_reader", old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs"),
+        (old.get("config", {}).get("sha256"), new["config"]["sha256"], "the config file changed", new["config"]["path"]),
+        (old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed", new["input"]["path"]),
+        (old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs", None),
     ]
-    for _, before, now_, why in checks:
+    for before, now_, why, path in checks:
         if before != now_:
+            shown = f"{path}: sha256 {_short(before)} -> {_short(now_)}" if path else f"run: {before!r}, now: {now_!r}"
             raise ConfigError(
-                f"{run_dir}: cannot resume: {why} (run: {before!r}, now: {now_!r}). Resume with the same "
+                f"{run_dir}: cannot resume: {why} ({shown}). Resume with the same "
                 "config, data and flags, or start a new run in another --out directory."
             )
+
+
+def _model_hashes(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Model spec -> its file hashes (or its resolution error), over compressors and tokenizers."""
+    models = manifest.get("models") or {}
+    described = [d for ds in (models.get("compressors") or {}).values() for d in ds] + list(models.get("tokenizers") or [])
+    out: dict[str, dict[str, Any]] = {}
+    for d in described:
+        if isinstance(d, Mapping) and "spec" in d:
+            out[str(d["spec"])] = dict(d.get("sha256") or {}) if "error" not in d else {"(error)": d["error"]}
+    return out
+
+
+def version_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What changed since ``old`` was written that mixes two versions into one run: ragsift's
+    version and the files of every model the run uses (named, with shortened hashes)."""
+    changes = []
+    if old.get("ragsift_version") != new.get("ragsift_version"):
+        changes.append(f"ragsift {old.get('ragsift_version')} -> {new.get('ragsift_version')}")
+    before, now_ = _model_hashes(old), _model_hashes(new)
+    for spec in sorted(set(before) & set(now_)):
+        files_before, files_now = before[spec], now_[spec]
+        for name in sorted(set(files_before) | set(files_now)):
+            a, b = files_before.get(name), files_now.get(name)
+            if a == b:
+                continue
+            if a is None:
+                changes.append(f"model '{spec}': file {name} is new")
+            elif b is None:
+                changes.append(f"model '{spec}': file {name} is gone")
+            else:
+                changes.append(f"model '{spec}': file {name} changed (sha256 {_short(a)} -> {_short(b)})")
+    return changes
 
 
 def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, data: Path, fmt: str | None,
@@ -175,11 +217,10 @@ def _record(label: str, example: Example, result: Any, answer: Any, read_seconds
 
 
 def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: list[Example],
-                         metrics: Sequence[Metric], settings: EvaluationSettings, run_dir: Path,
+                         metrics: Sequence[Metric], settings: EvaluationSettings, path: Path,
                          progress: bool) -> int:
     from tqdm import tqdm
 
-    path = prediction_path(run_dir, label)
     done = {r["id"] for r in read_records(path)}
     todo = [ex for ex in examples if ex.id not in done]
     if not todo:
@@ -215,30 +256,66 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
                     writer.write(_record(label, ex, result, answer, secs, metrics))
                     written += 1
                     bar.update(1)
-    except RagsiftError as exc:
-        kept = len(done) + written
-        raise EvaluationInterrupted(
-            f"{exc}\n'{label}': {kept} of {len(examples)} examples are saved in {path}; fix the problem and "
-            "rerun the same command with --resume to finish."
-        ) from exc
+    except (Exception, KeyboardInterrupt) as exc:
+        saved = (f"'{label}': {len(done) + written} of {len(examples)} examples are saved in {path}; "
+                 "rerun the same command with --resume to finish")
+        if isinstance(exc, KeyboardInterrupt):
+            print(f"ragsift: interrupted: {saved}.", file=sys.stderr)
+            raise
+        raise EvaluationInterrupted(f"{_problem(exc)}\n{saved} (after fixing the problem).") from exc
     finally:
         bar.close()
     return written
 
 
-def _collect(run_dir: Path, labels: Sequence[str], examples: Sequence[Example]) -> dict[str, list[dict[str, Any]]]:
+def _problem(exc: BaseException) -> str:
+    """One line for any exception: ragsift's own message, an OS error's path and reason, or
+    the type and text of an unexpected error."""
+    if isinstance(exc, RagsiftError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return describe_os_error(exc)
+    return f"unexpected {type(exc).__name__}: {exc}"
+
+
+def _redact(text: str, reader: Any) -> str:
+    """``text`` with every secret the reader holds (its API key) replaced by ``***``."""
+    for secret in (reader.secrets() if reader is not None and hasattr(reader, "secrets") else []):
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
+    """The manifest of the run in ``run_dir`` to resume (None: a new run). A run directory is
+    either new or empty, or a ragsift run that ``--resume`` continues."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputError(f"--out {run_dir} is a file; give a folder (new or empty) for the run.")
+    try:
+        old = mf.read_manifest(run_dir)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(run_dir / mf.MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
+    if old is not None:
+        if not resume:
+            raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); pass --resume to finish it, "
+                              "or choose another --out directory.")
+        return old
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        raise OutputError(f"--out {run_dir} is not empty and holds no ragsift run (no {mf.MANIFEST_NAME}); a run is "
+                          "written only into a new or empty folder. Choose another --out directory.")
+    return None
+
+
+def _collect(path: Path, examples: Sequence[Example]) -> list[dict[str, Any]]:
+    """The records of ``path`` for ``examples``, each id once."""
     wanted = {ex.id for ex in examples}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for label in labels:
-        records = read_records(prediction_path(run_dir, label), repair=False)
-        seen: set[str] = set()
-        unique = []
-        for r in records:
-            if r["id"] in wanted and r["id"] not in seen:
-                seen.add(r["id"])
-                unique.append(r)
-        out[label] = unique
-    return out
+    seen: set[str] = set()
+    unique = []
+    for r in read_records(path, repair=False):
+        if r["id"] in wanted and r["id"] not in seen:
+            seen.add(r["id"])
+            unique.append(r)
+    return unique
 
 
 def run_evaluation(opts: RunOptions) -> dict[str, Any]:
@@ -247,52 +324,61 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     config_bytes = Path(config.source).read_bytes()
     settings = EvaluationSettings.from_table(config.evaluation, config.source)
     compressors = config.build_compressors()
+    labels = list(compressors)
+    baseline = settings.check_labels(labels, config.source)
+    run_dir = Path(opts.out)
+    paths = prediction_paths(run_dir, labels, config.source)
     reader = None if opts.no_reader else config.build_reader()
     metrics = _build_metrics(settings, reader, config.source)
     limit = opts.limit if opts.limit is not None else settings.limit
     data, fmt = resolve_data(config, opts.data, opts.format)
     examples = _load_examples(config, opts, limit, data)
 
-    run_dir = Path(opts.out)
-    old = mf.read_manifest(run_dir)
-    if old is not None and not opts.resume:
-        raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); pass --resume to finish it, "
-                          "or choose another --out directory.")
+    old = _check_run_dir(run_dir, opts.resume)
     manifest = _base_manifest(opts, config, config_bytes, data, fmt, settings, limit, len(examples),
                               compressors, reader, metrics)
     if old is not None:
         _check_resume(old, manifest, run_dir)
+        changes = version_changes(old, manifest)
+        if changes and not opts.allow_mixed:
+            raise ConfigError(
+                f"{run_dir}: cannot resume: since this run started, " + "; ".join(changes) + ". Resuming would mix "
+                "both versions in one run: start a new run in another --out directory, or pass --allow-mixed "
+                "if you mean it (the manifest records what changed)."
+            )
         manifest["created_at"] = old.get("created_at", manifest["created_at"])
-        manifest["resumed"] = [*old.get("resumed", []), {"at": mf.now(), "command_line": manifest["command_line"]}]
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.toml").write_bytes(config_bytes)
-    mf.write_manifest(run_dir, manifest)
+        resumed = {"at": mf.now(), "command_line": manifest["command_line"]}
+        if changes:
+            resumed["mixed"] = changes
+        manifest["resumed"] = [*old.get("resumed", []), resumed]
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.toml").write_bytes(config_bytes)
+        mf.write_manifest(run_dir, manifest)
+    except OSError as exc:
+        raise OutputError(describe_os_error(exc)) from None
 
-    labels = list(compressors)
-    baseline = settings.baseline or ("none" if "none" in compressors else labels[0])
-    if baseline not in compressors:
-        raise ConfigError(f"{config.source} [evaluation]: baseline '{baseline}' is not a compressor label "
-                          f"({', '.join(labels)}).")
-    unknown = sorted(set(settings.limits) - set(compressors))
-    if unknown:
-        raise ConfigError(f"{config.source} [evaluation] limits: {', '.join(unknown)} not compressor label(s) "
-                          f"({', '.join(labels)}).")
     subsets = {label: examples[: settings.limits.get(label, len(examples))] for label in labels}
     try:
         for label, compressor in compressors.items():
-            _evaluate_compressor(label, compressor, reader, subsets[label], metrics, settings, run_dir, opts.progress)
-    except RagsiftError as exc:
-        manifest.update(status="failed", error=str(exc), updated_at=mf.now())
+            _evaluate_compressor(label, compressor, reader, subsets[label], metrics, settings, paths[label],
+                                 opts.progress)
+        records = {label: _collect(paths[label], subsets[label]) for label in labels}
+        summary = build_summary(records, _outputs(metrics), baseline=baseline, samples=settings.bootstrap_samples,
+                                confidence=settings.confidence, seed=settings.seed)
+        summary = {"run_dir": str(run_dir), "config": str(config.source), "examples": len(examples), **summary}
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        (run_dir / "summary.md").write_text(format_markdown(summary, f"ragsift evaluation: {Path(config.source).name}"),
+                                            encoding="utf-8")
+    except (Exception, KeyboardInterrupt) as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        manifest.update(status=status, error=_redact(_problem(exc), reader), updated_at=mf.now())
         mf.write_manifest(run_dir, manifest)
-        raise
-
-    records = {label: _collect(run_dir, [label], subsets[label])[label] for label in labels}
-    summary = build_summary(records, _outputs(metrics), baseline=baseline, samples=settings.bootstrap_samples,
-                            confidence=settings.confidence, seed=settings.seed)
-    summary = {"run_dir": str(run_dir), "config": str(config.source), "examples": len(examples), **summary}
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (run_dir / "summary.md").write_text(format_markdown(summary, f"ragsift evaluation: {Path(config.source).name}"),
-                                        encoding="utf-8")
+        if isinstance(exc, (RagsiftError, KeyboardInterrupt)):
+            if isinstance(exc, RagsiftError) and reader is not None:
+                exc.args = tuple(_redact(str(a), reader) for a in exc.args)
+            raise
+        raise EvaluationInterrupted(_redact(_problem(exc), reader)) from exc
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()})
     mf.write_manifest(run_dir, manifest)
     opts.echo(format_table(summary))

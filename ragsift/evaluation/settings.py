@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -69,6 +69,18 @@ class EvaluationSettings(BaseModel):
         except ValidationError as exc:
             owner = f"{source} [evaluation]" if source else "[evaluation]"
             raise ConfigError(format_validation_error(owner, exc, sorted(cls.model_fields))) from None
+
+    def check_labels(self, labels: Sequence[str], source: str = "") -> str:
+        """The baseline label, after checking that ``baseline`` and the ``limits`` keys name
+        compressor labels (default baseline: ``none`` when present, else the first label)."""
+        owner = f"{source} [evaluation]" if source else "[evaluation]"
+        baseline = self.baseline or ("none" if "none" in labels else labels[0])
+        if baseline not in labels:
+            raise ConfigError(f"{owner}: baseline '{baseline}' is not a compressor label ({', '.join(labels)}).")
+        unknown = sorted(set(self.limits) - set(labels))
+        if unknown:
+            raise ConfigError(f"{owner} limits: {', '.join(unknown)} not compressor label(s) ({', '.join(labels)}).")
+        return baseline
 
     def metric_specs(self) -> list[dict[str, Any]] | None:
         """The metric specs as ``{"name": ..., **params}`` tables (None: every registered metric)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.labelers.base import Labeler
+from ragsift.output_files import AtomicOutput
 from ragsift.types import Example
 
 __all__ = ["write_labels", "manifest_path", "file_sha256"]
@@ -45,7 +46,7 @@ def write_labels(
     output.parent.mkdir(parents=True, exist_ok=True)
     kinds: Counter[str] = Counter()
     start = time.perf_counter()
-    with output.open("w", encoding="utf-8") as out:
+    with AtomicOutput(output) as out:  # renamed into place only when complete
         for record in labeler.label(examples):
             out.write(json.dumps(record.to_record(), ensure_ascii=False) + "\n")
             kinds[record.kind] += 1

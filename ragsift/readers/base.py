@@ -99,6 +99,11 @@ class Reader(Plugin):
         """A model string whose tokenizer counts this reader's tokens, when one is known."""
         return None
 
+    def secrets(self) -> list[str]:
+        """Values that must never be stored or printed (an API key); callers redact them from
+        any error text they keep."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """What a run manifest records about this reader (never secrets)."""
         return {"class": type(self).__qualname__, "config": self.config()}

@@ -45,7 +45,7 @@ class OpenAIReaderParams(ReaderParams):
     model: str = Field("gpt-4o-mini", description="model name as the server knows it")
     api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="NAME of the env var holding the key")
     timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
-    max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts and connection errors")
+    max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts, connection errors and malformed replies")
     backoff_seconds: float = Field(0.5, ge=0, le=60, description="first retry delay; doubles each retry")
     max_backoff_seconds: float = Field(30.0, ge=0, le=600)
     max_concurrency: int = Field(4, ge=1, le=256, description="requests in flight in answer_many")
@@ -95,6 +95,16 @@ class OpenAIReader(Reader):
     def tokenizer_spec(self) -> str | None:
         return self.params.tokenizer
 
+    def secrets(self) -> list[str]:
+        key = os.environ.get(self.params.api_key_env)
+        return [key] if key else []
+
+    def _redact(self, text: str) -> str:
+        """``text`` with the API key replaced (a server may echo it in an error body)."""
+        for secret in self.secrets():
+            text = text.replace(secret, "***")
+        return text
+
     def describe(self) -> dict[str, Any]:
         config = self.config()
         config["base_url"] = self.server
@@ -126,7 +136,7 @@ class OpenAIReader(Reader):
                 response = self._client.chat.completions.create(**body)
             except openai.APIStatusError as exc:
                 status = exc.status_code
-                detail = _detail(exc)
+                detail = self._redact(_detail(exc))
                 if status == 400 and _TOO_LONG.search(detail):
                     raise PromptTooLongError(
                         f"OpenAIReader: server {self.server} refused the prompt as too long for model "
@@ -143,18 +153,24 @@ class OpenAIReader(Reader):
                 last = f"HTTP {status} ({detail})"
                 delay = _retry_after(exc)
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                last = f"{type(exc).__name__} ({exc})"
+                last = f"{type(exc).__name__} ({self._redact(str(exc))})"
+                delay = None
+            except (ValueError, openai.APIResponseValidationError) as exc:  # 200 with a body that is not JSON
+                last = f"a reply that is not valid JSON ({exc})"
                 delay = None
             else:
-                seconds = time.perf_counter() - t
-                return self._to_answer(response, seconds)
+                try:
+                    return self._to_answer(response, time.perf_counter() - t)
+                except _BadReply as exc:
+                    last = str(exc)
+                    delay = None
             if attempt + 1 < attempts:
                 time.sleep(self._backoff(attempt, delay))
-        raise ReaderError(
+        raise ReaderError(self._redact(
             f"OpenAIReader: server {self.server} failed {attempts} time(s) for model "
             f"'{self.params.model}'; last: {last}. Check that the server is up and not overloaded, "
             "or raise max_retries / timeout."
-        )
+        ))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         delay = self.params.backoff_seconds * (2**attempt)
@@ -164,10 +180,15 @@ class OpenAIReader(Reader):
         return delay * (1 + 0.1 * random.random())  # small jitter: concurrent retries spread out
 
     def _to_answer(self, response: Any, seconds: float) -> ReaderAnswer:
+        if isinstance(response, (str, bytes)):
+            raise _BadReply(f"a reply that is not a chat completion ({_clip(response)!r})")
         choices = getattr(response, "choices", None) or []
         if not choices:
-            raise ReaderError(f"OpenAIReader: server {self.server} returned no choices for model '{self.params.model}'.")
-        content = choices[0].message.content or ""
+            raise _BadReply("a chat completion with no choices")
+        message = getattr(choices[0], "message", None)
+        content = getattr(message, "content", None) or ""
+        if not isinstance(content, str):
+            raise _BadReply(f"a chat completion whose content is not text ({_clip(content)!r})")
         usage = getattr(response, "usage", None)
         return ReaderAnswer(
             text=cut_at_stop(content, self.params.stop),
@@ -186,6 +207,15 @@ class OpenAIReader(Reader):
             return [self._request(q, c) for q, c in zip(questions, contexts, strict=True)]
         with ThreadPoolExecutor(max_workers=min(self.params.max_concurrency, len(questions))) as pool:
             return list(pool.map(self._request, questions, contexts))
+
+
+class _BadReply(Exception):
+    """A 200 reply that holds no answer (not a chat completion, no choices): retried."""
+
+
+def _clip(value: object, size: int = 80) -> str:
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return text if len(text) <= size else text[:size] + "..."
 
 
 def _detail(exc: Any) -> str:
