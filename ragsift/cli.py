@@ -45,12 +45,24 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_config_validate(args: argparse.Namespace) -> int:
     from ragsift.config import load_config
+    from ragsift.evaluation.config_check import config_problems
 
+    bad = 0
     for name in args.files:
-        config = load_config(name)
-        config.validate_all()
-        print(f"{config.source}: OK ({', '.join(config.compressor_specs())})")
-    return 0
+        try:
+            config = load_config(name)
+            problems = config_problems(config)
+        except RagsiftError as exc:
+            problems = [str(exc)]
+        if problems:
+            bad += 1
+            for problem in problems:
+                print(f"ragsift: error: {problem}", file=sys.stderr)
+        else:
+            print(f"{config.source}: OK ({', '.join(config.compressor_specs())})")
+    if bad:
+        print(f"ragsift: {bad} of {len(args.files)} config(s) have problems.", file=sys.stderr)
+    return 2 if bad else 0
 
 
 def _cmd_config_show(args: argparse.Namespace) -> int:
@@ -185,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check config files, or show a config with every default filled in.",
                        epilog="examples:\n  ragsift config validate configs/exit.toml\n  ragsift config show ecorag-offline")
     csub = p.add_subparsers(dest="config_command", required=True)
-    v = csub.add_parser("validate", help="check config files (builds every plugin, loads no weights)", formatter_class=_F,
+    v = csub.add_parser("validate", help="check config files (builds every plugin, checks model files, loads no weights)", formatter_class=_F,
                         epilog="examples:\n  ragsift config validate configs/*.toml")
     v.add_argument("files", nargs="+", help="config files or names in configs/")
     v.set_defaults(func=_cmd_config_validate)

@@ -6,20 +6,49 @@ in ``warm_up()``, so every plugin can be built and checked on a CPU-only machine
 
 from __future__ import annotations
 
+import types
 from abc import ABC
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from ragsift.errors import ConfigError
 
-__all__ = ["Params", "Plugin", "format_validation_error"]
+__all__ = ["Params", "Plugin", "format_validation_error", "accepts_bool", "reject_bool"]
+
+
+def accepts_bool(annotation: Any) -> bool:
+    """Whether a field of this type means to accept ``true``/``false`` (``bool``, ``Any``, a
+    union or literal holding one); pydantic would otherwise read ``k = true`` as ``k = 1``."""
+    if annotation is bool or annotation is Any or annotation is object:
+        return True
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return any(isinstance(arg, bool) for arg in get_args(annotation))
+    if origin in (Union, types.UnionType, Annotated):
+        return any(accepts_bool(arg) for arg in get_args(annotation))
+    return False
+
+
+def reject_bool(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """A ``mode="before"`` field check: ``true``/``false`` where a number is expected is an error."""
+    if isinstance(value, bool) and info.field_name is not None:
+        field = model.model_fields.get(info.field_name)
+        if field is not None and not accepts_bool(field.annotation):
+            raise ValueError(f"expects a number, not {'true' if value else 'false'}")
+    return value
 
 
 class Params(BaseModel):
-    """Base of every plugin's params: unknown keys are rejected, values validated on assignment."""
+    """Base of every plugin's params: unknown keys are rejected, values validated on assignment,
+    and ``true``/``false`` is never taken for a number."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool(cls, value, info)
 
 
 def _loc(loc: tuple[Any, ...]) -> str:

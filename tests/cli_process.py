@@ -32,12 +32,13 @@ def obey_permissions() -> list[str]:
 
 
 def ragsift(*args: str | Path, prefix: list[str] | None = None, timeout: float = 300,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m ragsift.cli ARGS`` with this checkout first on the path (after ``prefix``)."""
-    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-                **(env or {})}
+            env: dict[str, str] | None = None, module: str = "ragsift.cli") -> subprocess.CompletedProcess[str]:
+    """``python -m ragsift.cli ARGS`` with this checkout first on the path (after ``prefix``);
+    ``module="broken_plugins"`` runs the same command line with the test's broken plugins."""
+    path = [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]
+    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), **(env or {})}
     full_env.pop("RAGSIFT_TRACEBACK", None)
-    return subprocess.run([*(prefix or []), sys.executable, "-m", "ragsift.cli", *map(str, args)],
+    return subprocess.run([*(prefix or []), sys.executable, "-m", module, *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=full_env, cwd=REPO)
 
 

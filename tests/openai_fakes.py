@@ -27,11 +27,16 @@ MISBEHAVIOURS: tuple[int | str, ...] = (500, 503, 429, "malformed", "text", "emp
 
 def chaos(seed: int, failure_rate: float = 0.4, hang_rate: float = 0.05) -> Callable[[], int | str]:
     """A picker: a good answer with probability 1 - ``failure_rate``, else one misbehaviour at
-    random (a hang with probability ``hang_rate``)."""
+    random (a hang with probability ``hang_rate``). Every misbehaviour shows up early: until each
+    has been served once, half the requests take the next one of them (in a seeded order)."""
     rng = random.Random(seed)
     others = [m for m in MISBEHAVIOURS if m != "hang"]
+    pending = list(MISBEHAVIOURS)
+    rng.shuffle(pending)
 
     def pick() -> int | str:
+        if pending and rng.random() < 0.5:
+            return pending.pop()
         draw = rng.random()
         if draw < hang_rate:
             return "hang"

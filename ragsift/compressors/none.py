@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ragsift.compressors.base import Compressor
+from ragsift.compressors.base import Compressor, check_example
 from ragsift.plugin import Params
 from ragsift.types import CompressionResult, Example, Sentence
 
@@ -23,6 +23,7 @@ class NoCompression(Compressor):
     Params = NoCompressionParams
 
     def compress(self, example: Example) -> CompressionResult:
+        check_example(example, type(self).__name__)
         t = time.perf_counter()
         units = [Sentence(i, 0, 0, len(d.text), d.text) for i, d in enumerate(example.documents) if d.text]
         blocks = [

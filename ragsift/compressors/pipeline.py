@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import field_validator
 
-from ragsift.compressors.base import Compressor
+from ragsift.compressors.base import Compressor, check_example
 from ragsift.config import build_plugin
-from ragsift.errors import ConfigError
+from ragsift.errors import ConfigError, PluginContractError
 from ragsift.plugin import Params
-from ragsift.types import CompressionResult, Example
+from ragsift.types import CompressionResult, Example, Selection
 
 __all__ = ["PipelineCompressor", "PipelineParams", "STAGE_ORDER"]
 
@@ -61,6 +61,10 @@ class PipelineCompressor(Compressor):
         self.scorer = build_plugin("scorer", self.stage_specs["scorer"], f"{owner} scorer")
         self.selector = build_plugin("selector", self.stage_specs["selector"], f"{owner} selector")
         self.assembler = build_plugin("assembler", self.stage_specs["assembler"], f"{owner} assembler")
+        try:
+            self.selector.check_score_range(self.scorer.score_range(), self.stage_specs["scorer"]["name"])
+        except ConfigError as exc:
+            raise ConfigError(f"{owner} selector: {exc}") from None
 
     def _resolve_specs(self) -> dict[str, dict[str, Any]]:
         specs: dict[str, dict[str, Any]] = {}
@@ -89,7 +93,26 @@ class PipelineCompressor(Compressor):
         for plugin in self.stages.values():
             plugin.warm_up()
 
+    def _who(self, stage: str) -> str:
+        """``scorer 'bm25' (BM25Scorer)``: the plugin of a stage, for contract errors."""
+        return f"{stage} '{self.stage_specs[stage]['name']}' ({type(self.stages[stage]).__qualname__})"
+
+    def _check_kept(self, selection: Any, n: int, example_id: str) -> list[int]:
+        kept = getattr(selection, "kept", None)
+        if not isinstance(selection, Selection) or not isinstance(kept, (list, tuple, np.ndarray)):
+            raise PluginContractError(f"{self._who('selector')} returned {type(selection).__name__}; a selector "
+                                      "returns a Selection whose 'kept' lists sentence indices.")
+        if any(isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) for i in kept):
+            raise PluginContractError(f"{self._who('selector')} returned kept = {list(kept)[:10]!r} for example "
+                                      f"'{example_id}'; 'kept' must hold integer sentence indices.")
+        out = [int(i) for i in kept]
+        if len(set(out)) != len(out) or any(not 0 <= i < n for i in out):
+            raise PluginContractError(f"{self._who('selector')} returned invalid indices {out[:20]} for {n} sentences "
+                                      f"of example '{example_id}'; indices must be distinct and in [0, {n}).")
+        return out
+
     def compress(self, example: Example) -> CompressionResult:
+        check_example(example, type(self).__name__)
         # Stage timings need no explicit CUDA synchronisation: every stage hands back host values
         # (numpy scores, Python indices, a string), which waits for the device work it queued.
         timings: dict[str, float] = {}
@@ -101,14 +124,14 @@ class PipelineCompressor(Compressor):
         scores = np.asarray(self.scorer.score(example, sentences), dtype=np.float64) if sentences else np.zeros(0)
         timings["score"] = time.perf_counter() - t
         if scores.shape != (len(sentences),):
-            raise RuntimeError(f"{type(self.scorer).__name__} returned {scores.shape} scores for {len(sentences)} sentences.")
+            raise PluginContractError(f"{self._who('scorer')} returned scores of shape {scores.shape} for "
+                                      f"{len(sentences)} sentences of example '{example.id}'; a scorer returns one "
+                                      "score per sentence.")
 
         t = time.perf_counter()
         selection = self.selector.select(example, sentences, scores)
         timings["select"] = time.perf_counter() - t
-        kept = [int(i) for i in selection.kept]
-        if len(set(kept)) != len(kept) or any(not 0 <= i < len(sentences) for i in kept):
-            raise RuntimeError(f"{type(self.selector).__name__} returned invalid indices {kept} for {len(sentences)} sentences.")
+        kept = self._check_kept(selection, len(sentences), example.id)
 
         t = time.perf_counter()
         text = self.assembler.assemble(example.documents, sentences, kept)

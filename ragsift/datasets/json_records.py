@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 _DECODER = json.JSONDecoder()
+_BOM = b"\xef\xbb\xbf"
 _WS = " \t\n\r"
 M = TypeVar("M", bound=BaseModel)
 
@@ -88,10 +89,32 @@ def read_head(path: str | Path, size: int = 65536) -> str:
 
 
 def read_text(path: Path) -> str:
+    """The file as text; a byte that is not UTF-8 raises DataFormatError at its line and byte."""
+    data = path.read_bytes()
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataFormatError(path, f"byte {exc.start}", f"not UTF-8 text ({exc.reason}); save the file as UTF-8.") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DataFormatError(path, f"line {line}, byte {column}", f"not UTF-8 text ({exc.reason}); save the file as UTF-8.") from None
+
+
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    """The decoder's message, whole: Python's "Invalid control character at" names no place
+    (the location is given separately) and says nothing of the usual cause."""
+    msg = exc.msg
+    if msg.startswith("Invalid control character"):
+        return "a raw control character (a tab or a line break) inside a string; write it as \\t or \\n"
+    return msg[0].lower() + msg[1:] if msg else "not JSON"
+
+
+def _value_problem(exc: BaseException) -> str:
+    """JSON that parses but cannot be held: integers beyond Python's digit limit, deep nesting."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if "digits" in str(exc):
+        return f"a number with too many digits ({exc})"
+    return str(exc)
 
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:
@@ -107,8 +130,19 @@ def _skip_ws(text: str, pos: int) -> int:
 
 def _invalid(path: Path, exc: json.JSONDecodeError, line_offset: int = 0) -> DataFormatError:
     return DataFormatError(
-        path, f"line {exc.lineno + line_offset}, column {exc.colno}", f"invalid JSON: {exc.msg}."
+        path, f"line {exc.lineno + line_offset}, column {exc.colno}", f"invalid JSON: {_json_problem(exc)}."
     )
+
+
+def _decode_at(path: Path, text: str, pos: int) -> tuple[Any, int]:
+    """``raw_decode`` at ``pos``; every failure is a DataFormatError at its line."""
+    try:
+        return _DECODER.raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        raise _invalid(path, exc) from None
+    except (ValueError, RecursionError) as exc:
+        line, col = _line_col(text, pos)
+        raise DataFormatError(path, f"line {line}, column {col}", f"invalid JSON: {_value_problem(exc)}.") from None
 
 
 def _expect(path: Path, text: str, pos: int, chars: str, what: str) -> None:
@@ -128,10 +162,7 @@ def iter_array_items(path: Path, text: str, pos: int, end: list[int] | None = No
             end.append(pos + 1)
         return
     while True:
-        try:
-            value, stop = _DECODER.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise _invalid(path, exc) from None
+        value, stop = _decode_at(path, text, pos)
         yield pos, value
         pos = _skip_ws(text, stop)
         _expect(path, text, pos, ",]", "',' or ']' after an array element")
@@ -193,18 +224,17 @@ def locate(text: str, pos: int, loc: Sequence[str | int]) -> int:
 
 
 def iter_jsonl(path: Path) -> Iterator[Record]:
-    """Records of a JSONL file, streamed; blank lines are skipped."""
+    """Records of a JSONL file, streamed; blank lines are skipped, a UTF-8 BOM is accepted."""
     index = 0
-    with open(path, encoding="utf-8") as handle:
-        line_no = 0
-        while True:
+    with open(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            if line_no == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]
             try:
-                line = handle.readline()
+                line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise DataFormatError(path, f"line {line_no + 1}", f"not UTF-8 text ({exc.reason}); save the file as UTF-8.") from None
-            if not line:
-                return
-            line_no += 1
+                raise DataFormatError(path, f"line {line_no}, byte {exc.start + 1}",
+                                      f"not UTF-8 text ({exc.reason}); save the file as UTF-8.") from None
             if not line.strip():
                 continue
             try:
@@ -213,7 +243,9 @@ def iter_jsonl(path: Path) -> Iterator[Record]:
                 hint = ""
                 if line.strip() in ("{", "["):
                     hint = " (this reader expects one JSON record per line: is this a pretty-printed JSON file?)"
-                raise DataFormatError(path, f"line {line_no}, column {exc.colno}", f"invalid JSON: {exc.msg}{hint}.") from None
+                raise DataFormatError(path, f"line {line_no}, column {exc.colno}", f"invalid JSON: {_json_problem(exc)}{hint}.") from None
+            except (ValueError, RecursionError) as exc:
+                raise DataFormatError(path, f"line {line_no}", f"invalid JSON: {_value_problem(exc)}.") from None
             yield Record(value, path, index, line_no)
             index += 1
 
@@ -258,10 +290,7 @@ def iter_member_array(path: Path, key: str, what: str, container: str) -> Iterat
     if text[pos] != "{":
         line, col = _line_col(text, pos)
         raise DataFormatError(path, f"line {line}, column {col}", f"expected {container} (a JSON object); got {text[pos]!r}.")
-    try:
-        _, stop = _DECODER.raw_decode(text, pos)  # validates the whole document once
-    except json.JSONDecodeError as exc:
-        raise _invalid(path, exc) from None
+    _, stop = _decode_at(path, text, pos)  # validates the whole document once
     check_trailing(path, text, stop)
     start = find_member(text, pos, key)
     if start is None:
@@ -290,6 +319,21 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words: ``the number 1``, ``an array``, ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {_describe(value)}"
+    if isinstance(value, str):
+        return f"the string {_describe(value)}"
+    if isinstance(value, list):
+        return f"an array of {len(value)} item(s)"
+    return f"{type(value).__name__} {_describe(value)}"
+
+
 def parse_record(model: type[M], record: Record, what: str) -> M:
     """Validate ``record`` against ``model``; a problem raises DataFormatError at its line."""
     try:
@@ -303,7 +347,7 @@ def parse_record(model: type[M], record: Record, what: str) -> M:
             if item["type"] == "missing":
                 problems.append(f"missing field '{field}'")
             elif item["type"] in ("model_type", "model_attributes_type", "dict_type") and not loc:
-                problems.append(f"expected a JSON object; got {_describe(item.get('input'))}")
+                problems.append(f"each record must be a JSON object {{...}}; this one is {_json_kind(item.get('input'))}")
             else:
                 problems.append(f"field '{field}': {item['msg']}; got {_describe(item.get('input'))}")
         if len(errors) > 3:

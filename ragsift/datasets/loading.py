@@ -35,6 +35,8 @@ def detect_format(path: str | Path) -> str:
     if not path.is_file():
         raise DataFormatError(path, None, "no such file; give the path of a dataset file.")
     head = read_head(path)
+    if not head.lstrip("\ufeff \t\r\n"):
+        raise DataFormatError(path, None, "the file is empty; expected a dataset file.")
     registry = get_registry()
     names = registry.names("dataset")
     for name in names:

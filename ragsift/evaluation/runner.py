@@ -87,7 +87,7 @@ def _load_examples(config: RunConfig, opts: RunOptions, limit: int | None, path:
     return examples
 
 
-def _build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> list[Metric]:
+def build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> list[Metric]:
     from ragsift.registry import get_registry
 
     registry = get_registry()
@@ -300,7 +300,7 @@ def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
             raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); pass --resume to finish it, "
                               "or choose another --out directory.")
         return old
-    if run_dir.is_dir() and any(run_dir.iterdir()):
+    if run_dir.is_dir() and any(not p.name.startswith(mf.MANIFEST_NAME + ".tmp") for p in run_dir.iterdir()):
         raise OutputError(f"--out {run_dir} is not empty and holds no ragsift run (no {mf.MANIFEST_NAME}); a run is "
                           "written only into a new or empty folder. Choose another --out directory.")
     return None
@@ -329,7 +329,7 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     run_dir = Path(opts.out)
     paths = prediction_paths(run_dir, labels, config.source)
     reader = None if opts.no_reader else config.build_reader()
-    metrics = _build_metrics(settings, reader, config.source)
+    metrics = build_metrics(settings, reader, config.source)
     limit = opts.limit if opts.limit is not None else settings.limit
     data, fmt = resolve_data(config, opts.data, opts.format)
     examples = _load_examples(config, opts, limit, data)
@@ -353,8 +353,8 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
         manifest["resumed"] = [*old.get("resumed", []), resumed]
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
+        mf.write_manifest(run_dir, manifest)  # first: a folder holding anything else is a run
         (run_dir / "config.toml").write_bytes(config_bytes)
-        mf.write_manifest(run_dir, manifest)
     except OSError as exc:
         raise OutputError(describe_os_error(exc)) from None
 

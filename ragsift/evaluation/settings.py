@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ragsift.errors import ConfigError
-from ragsift.plugin import format_validation_error
+from ragsift.plugin import format_validation_error, reject_bool
 
 __all__ = ["EvaluationSettings"]
 
@@ -46,10 +46,17 @@ class EvaluationSettings(BaseModel):
     tokenizer: str | None = None
     batch_size: int = Field(1, ge=1, le=4096)
 
-    @field_validator("limits")
+    @field_validator("*", mode="before")
     @classmethod
-    def _limits(cls, value: dict[str, int]) -> dict[str, int]:
-        bad = {k: v for k, v in value.items() if not isinstance(v, int) or v < 1}
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool(cls, value, info)
+
+    @field_validator("limits", mode="before")
+    @classmethod
+    def _limits(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value  # pydantic says what is wrong
+        bad = {k: v for k, v in value.items() if isinstance(v, bool) or not isinstance(v, int) or v < 1}
         if bad:
             raise ValueError(f"each limit must be an integer >= 1; got {bad}")
         return value

@@ -19,3 +19,8 @@ class Scorer(Plugin):
     @abstractmethod
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         """A float array with one score per sentence, in the order given."""
+
+    def score_range(self) -> tuple[float, float] | None:
+        """The closed interval every score lies in (probabilities: ``(0.0, 1.0)``), or None when
+        scores are unbounded (BM25, dot products). Selectors with a threshold check it."""
+        return None

@@ -143,6 +143,9 @@ class CausalYesNoScorer(Scorer):
         """The encoded prompt of every sentence (what the model reads)."""
         return self.encoder.encode_example(example, sentences)
 
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # normalised P(Yes)
+
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)

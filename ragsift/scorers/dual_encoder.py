@@ -197,6 +197,9 @@ class DualEncoderScorer(Scorer):
             sentences = sentences / np.maximum(norms, 1e-12)
         return (sentences @ query).astype(np.float64)
 
+    def score_range(self) -> tuple[float, float] | None:
+        return (-1.0, 1.0) if self.params.similarity == "cosine" else None  # dot products are unbounded
+
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0, dtype=np.float64)

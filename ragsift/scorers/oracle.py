@@ -26,6 +26,9 @@ class OracleScorer(Scorer):
 
     Params = OracleParams
 
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # 1 for gold evidence, else 0
+
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)

@@ -23,6 +23,9 @@ class RandomScorer(Scorer):
 
     Params = RandomParams
 
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # uniform in [0, 1)
+
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         rng = np.random.default_rng([self.params.seed, zlib.crc32(example.id.encode("utf-8"))])
         return rng.random(len(sentences))

@@ -24,3 +24,7 @@ class Selector(Plugin):
     @abstractmethod
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
         """Indices of the kept sentences into ``sentences`` (priority order) and info."""
+
+    def check_score_range(self, score_range: tuple[float, float] | None, scorer: str) -> None:  # noqa: B027
+        """Raise ConfigError when this selector's settings cannot work with scores in
+        ``score_range`` (None: unbounded) of the named scorer; by default every range works."""

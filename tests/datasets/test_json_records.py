@@ -73,7 +73,7 @@ def test_json_not_an_array(tmp_path: Path) -> None:
     err = _error(tmp_path / "obj.json", json.dumps(HOTPOT), "hotpotqa")
     assert "line 1" in str(err) and "expected a JSON array of HotpotQA questions; got a JSON object" in str(err)
     err = _error(tmp_path / "ints.json", "[1]", "hotpotqa")
-    assert "line 1 (record 1)" in str(err) and "expected a JSON object; got 1" in str(err)
+    assert "line 1 (record 1)" in str(err) and "must be a JSON object {...}; this one is the number 1" in str(err)
     err = _error(tmp_path / "trail.json", json.dumps([HOTPOT]) + "\n]", "hotpotqa")
     assert "line 2, column 1" in str(err) and "extra data" in str(err)
 
@@ -120,7 +120,7 @@ def test_squad_nested_error_line(tmp_path: Path) -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin.jsonl"
     path.write_bytes(b'{"question_id": "\xe9"}\n')
-    with pytest.raises(DataFormatError, match=r"latin\.jsonl, line 1: not UTF-8"):
+    with pytest.raises(DataFormatError, match=r"latin\.jsonl, line 1, byte 18: not UTF-8"):
         list(load_examples(path, format="ircot"))
 
 

@@ -1,0 +1,82 @@
+"""``ragsift config validate``: every problem of a config in one pass, without loading weights.
+
+Builds every plugin (compressors, reader, dataset, metrics), checks the ``[evaluation]`` table
+against the compressor labels, and checks every model file the config names (exists, readable
+in the format its name claims: see :func:`ragsift.models.check_model`). Problems are collected,
+not raised, so one run reports all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragsift.config import RunConfig, build_plugin
+from ragsift.errors import RagsiftError
+from ragsift.evaluation.manifest import model_specs
+from ragsift.evaluation.records import prediction_paths
+from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.models import check_model
+
+__all__ = ["config_problems"]
+
+T = TypeVar("T")
+
+
+def config_problems(config: RunConfig) -> list[str]:
+    """Every problem of ``config``, one message each ([] when it is sound)."""
+    problems: list[str] = []
+
+    def attempt(build: Callable[[], T]) -> T | None:
+        try:
+            return build()
+        except RagsiftError as exc:
+            problems.append(str(exc))
+            return None
+
+    specs = attempt(config.compressor_specs) or {}
+    compressors: dict[str, Any] = {}
+    for label, table in specs.items():
+        where = f"{config.source} [compressors.{label}]" if config.compressors else f"{config.source} [compressor]"
+        built = attempt(partial(build_plugin, "compressor", table, where))
+        if built is not None:
+            compressors[label] = built
+    reader = attempt(config.build_reader)
+    dataset = attempt(config.build_dataset)
+    data_path = (config.dataset or {}).get("path")
+    if dataset is not None and data_path is not None and not Path(data_path).expanduser().is_file():
+        problems.append(f"{config.source} [dataset]: path {data_path}: no such file.")
+    settings = attempt(lambda: EvaluationSettings.from_table(config.evaluation, config.source))
+    metrics: list[Any] = []
+    if settings is not None:
+        if specs:
+            attempt(lambda: settings.check_labels(list(specs), config.source))
+        from ragsift.evaluation.runner import build_metrics
+
+        metrics = attempt(lambda: build_metrics(settings, reader, config.source)) or []
+    if specs:
+        attempt(lambda: prediction_paths(Path("."), list(specs), config.source))
+
+    models: dict[str, str] = {}  # spec -> who uses it
+    for label, compressor in compressors.items():
+        for model in model_specs(compressor.config()):
+            models.setdefault(model, f"compressor '{label}'")
+    reader_model = reader.tokenizer_spec() if reader is not None else None
+    if reader_model:
+        models.setdefault(reader_model, "the reader")
+    for metric in metrics:
+        tokenizer = getattr(metric.params, "tokenizer", None)
+        if isinstance(tokenizer, str):
+            models.setdefault(tokenizer, f"metric '{metric.registered_name}'")
+    for model, user in models.items():
+        attempt(partial(_check, model, user, config.source))
+    return problems
+
+
+def _check(spec: str, user: str, source: str) -> None:
+    try:
+        check_model(spec)
+    except RagsiftError as exc:
+        raise type(exc)(f"{source}, {user}: {exc}") from None
