@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from ragsift.config import RunConfig, build_plugin
 from ragsift.errors import RagsiftError
 from ragsift.evaluation.manifest import model_specs
-from ragsift.evaluation.records import prediction_paths
+from ragsift.evaluation.predictions import prediction_paths
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.models import check_model
 
