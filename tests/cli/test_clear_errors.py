@@ -310,3 +310,28 @@ def test_quiet_prints_no_model_loading_progress_bar(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "%|" not in proc.stderr and "it/s" not in proc.stderr, proc.stderr
     assert os.path.getsize(tmp_path / "o.jsonl") > 0
+
+
+def test_ctrl_c_marks_the_manifest_interrupted_and_says_what_was_saved(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from cli_process import REPO
+
+    out = tmp_path / "run"
+    with fake_openai_server([200], block_after=2) as server:
+        config = _reader_config(tmp_path, server.base_url)
+        env = {**os.environ, "RAGSIFT_TEST_KEY": SECRET, "PYTHONPATH": str(REPO)}
+        process = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "evaluate", "-c", str(config), "--out", str(out),
+                                    "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+        deadline = time.monotonic() + 120
+        while len(server.requests) < 3:  # two answered and written, the third held by the server
+            assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+            time.sleep(0.05)  # polling the server another process talks to
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "ragsift: interrupted: 'none': 2 of 4 examples are saved" in stderr and "Traceback" not in stderr
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
