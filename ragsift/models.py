@@ -223,6 +223,11 @@ def _load_pretrained(auto_cls: Any, spec: str, device: str, dtype: str, load_in_
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype)
     key = (auto_cls.__name__, spec, device, dtype, load_in_4bit, adapter)
+    if load_in_4bit:  # settings first: they are wrong whatever the model
+        if not device.startswith("cuda"):
+            raise ConfigError("4-bit loading needs CUDA (bitsandbytes); on CPU set load_in_4bit = false.")
+        if importlib.util.find_spec("bitsandbytes") is None:
+            raise MissingDependencyError("4-bit loading needs bitsandbytes: pip install 'ragsift[cuda]'")
     with _lock:
         if key in _cache:
             return _cache[key]
@@ -238,10 +243,6 @@ def _from_pretrained(auto_cls: Any, location: ModelLocation, device: str, torch_
 
     source, kwargs = _pretrained_source(location, auto_cls)
     if load_in_4bit:
-        if not device.startswith("cuda"):
-            raise ConfigError("4-bit loading needs CUDA (bitsandbytes); on CPU set load_in_4bit = false.")
-        if importlib.util.find_spec("bitsandbytes") is None:
-            raise MissingDependencyError("4-bit loading needs bitsandbytes: pip install 'ragsift[cuda]'")
         from transformers import BitsAndBytesConfig
 
         kwargs["quantization_config"] = BitsAndBytesConfig(
