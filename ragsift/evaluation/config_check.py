@@ -61,8 +61,12 @@ def config_problems(config: RunConfig) -> list[str]:
 
     models: dict[str, str] = {}  # spec -> who uses it
     for label, compressor in compressors.items():
-        for model in model_specs(compressor.config()):
-            models.setdefault(model, f"compressor '{label}'")
+        for plugin in getattr(compressor, "stages", {}).values() or [compressor]:
+            if hasattr(plugin, "check_model_files"):  # a model format of ragsift's own: the plugin checks it
+                attempt(partial(_own_check, plugin, f"compressor '{label}'", config.source))
+                continue
+            for model in model_specs(plugin.config()):
+                models.setdefault(model, f"compressor '{label}'")
     reader_model = reader.tokenizer_spec() if reader is not None else None
     if reader_model:
         models.setdefault(reader_model, "the reader")
@@ -73,6 +77,13 @@ def config_problems(config: RunConfig) -> list[str]:
     for model, user in models.items():
         attempt(partial(_check, model, user, config.source))
     return problems
+
+
+def _own_check(plugin: Any, user: str, source: str) -> None:
+    try:
+        plugin.check_model_files()
+    except RagsiftError as exc:
+        raise type(exc)(f"{source}, {user}: {exc}") from None
 
 
 def _check(spec: str, user: str, source: str) -> None:

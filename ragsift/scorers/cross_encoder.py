@@ -90,6 +90,9 @@ class CrossEncoderScorer(Scorer):
         return cross_encoder_scores(self._model, self._tokenizer, [example.question] * len(sentences), [s.text for s in sentences],
                                     contexts, self.params.max_length, self.params.batch_size)
 
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # sigmoid of the logit
+
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)

@@ -99,6 +99,14 @@ class LearnedFusionScorer(Scorer):
             self._model = FusionModel.load(resolve_local_path(self.params.model))
             self._model.features.warm_up()
 
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # a probability
+
+    def check_model_files(self) -> None:
+        """Read and check ``fusion.json`` (no scorer weights load): ``config validate`` calls this
+        instead of the generic model check, since the folder is ragsift's own format."""
+        FusionModel.load(self._resolve())
+
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
