@@ -41,8 +41,6 @@ __all__ = [
     "load_tokenizer",
     "load_sentence_transformer",
     "describe_model",
-    "check_model",
-    "check_gguf_file",
     "OFFLINE_SMOLLM2",
     "OFFLINE_MINILM",
 ]
@@ -208,6 +206,8 @@ def _loading(spec: str) -> Iterator[None]:
     """Check the model first (a corrupt file, an uncached Hub id offline); a library's own load
     failure becomes a ConfigError naming the model, not a traceback."""
     if (spec, "checked") not in _cache:
+        from ragsift.model_check import check_model
+
         check_model(spec)
         _cache[(spec, "checked")] = True
     try:
@@ -337,137 +337,3 @@ def describe_model(spec: str) -> dict[str, Any]:
         out["sha256"] = {p.name: _sha256(p) for p in sorted(folder.glob("*.safetensors"))}
     return out
 
-
-_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-
-
-class _Cursor:
-    """Reads little-endian GGUF header fields, failing with a message on a short file."""
-
-    def __init__(self, fh: Any, size: int) -> None:
-        self.fh, self.size = fh, size
-
-    def take(self, fmt: str) -> Any:
-        import struct
-
-        data = self.fh.read(struct.calcsize(fmt))
-        if len(data) != struct.calcsize(fmt):
-            raise ValueError("the file ends inside its header (truncated)")
-        return struct.unpack(fmt, data)[0]
-
-    def string(self) -> str:
-        length = self.take("<Q")
-        if length > self.size:
-            raise ValueError(f"a header string claims {length} bytes, more than the file holds (truncated or corrupted)")
-        return self.fh.read(length).decode("utf-8", errors="replace")
-
-    def value(self, kind: int, depth: int = 0) -> None:
-        if kind in _GGUF_SCALARS:
-            self.take(_GGUF_SCALARS[kind])
-        elif kind == 8:
-            self.string()
-        elif kind == 9 and depth < 4:
-            item, count = self.take("<I"), self.take("<Q")
-            if count > self.size:
-                raise ValueError(f"a header array claims {count} items, more than the file holds (truncated or corrupted)")
-            if item in _GGUF_SCALARS:
-                import struct
-
-                self.fh.seek(struct.calcsize(_GGUF_SCALARS[item]) * count, 1)
-            else:
-                for _ in range(count):
-                    self.value(item, depth + 1)
-        else:
-            raise ValueError(f"unknown metadata value type {kind}")
-
-
-def check_gguf_file(path: Path) -> None:
-    """Check that ``path`` is a complete GGUF file (magic, version, metadata and tensor table,
-    tensor offsets inside the file) without reading the weights; ValueError says what is wrong."""
-    size = path.stat().st_size
-    with path.open("rb") as fh:
-        cursor = _Cursor(fh, size)
-        if fh.read(4) != b"GGUF":
-            raise ValueError("it does not start with the GGUF magic bytes (not a GGUF file, or corrupted)")
-        version = cursor.take("<I")
-        if version not in (2, 3):
-            raise ValueError(f"unsupported GGUF version {version}")
-        tensors, entries = cursor.take("<Q"), cursor.take("<Q")
-        if tensors > size or entries > size:
-            raise ValueError("the header's counts are larger than the file (corrupted)")
-        alignment = 32
-        for _ in range(entries):
-            key, kind = cursor.string(), cursor.take("<I")
-            if key == "general.alignment" and kind == 4:
-                alignment = cursor.take("<I")
-            else:
-                cursor.value(kind)
-        last = 0
-        for _ in range(tensors):
-            cursor.string()
-            dims = cursor.take("<I")
-            if dims > 8:
-                raise ValueError(f"a tensor claims {dims} dimensions (corrupted)")
-            for _ in range(dims):
-                cursor.take("<Q")
-            cursor.take("<I")
-            last = max(last, cursor.take("<Q"))
-        start = -(-fh.tell() // max(alignment, 1)) * max(alignment, 1)
-        if start + last >= size and tensors:
-            raise ValueError("its tensor data ends before the last tensor starts (truncated)")
-
-
-def _check_folder(folder: Path) -> None:
-    markers = ("config.json", "adapter_config.json", "modules.json", "tokenizer.json", "tokenizer_config.json")
-    if not any((folder / name).is_file() for name in markers):
-        raise ValueError(f"the folder holds none of {', '.join(markers)} (not a model folder)")
-    for path in sorted(folder.glob("*.json")):
-        try:
-            json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path.name} is not valid JSON ({exc})") from None
-    for path in sorted(folder.glob("*.safetensors")):
-        from safetensors import safe_open
-
-        try:
-            with safe_open(str(path), framework="numpy"):
-                pass
-        except Exception as exc:  # safetensors raises its own error types
-            raise ValueError(f"{path.name} is not a readable safetensors file ({exc})") from None
-
-
-def _hub_offline() -> bool:
-    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
-               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def _check_hub(location: ModelLocation) -> None:
-    if not _hub_offline():
-        return  # fetched on first use; nothing to check without the network
-    from huggingface_hub import try_to_load_from_cache
-
-    for name in ("config.json", "adapter_config.json", "modules.json", "tokenizer_config.json"):
-        if isinstance(try_to_load_from_cache(location.path, name, revision=location.revision), str):
-            return
-    raise ValueError("a Hugging Face Hub id that is not in the local cache, and the Hub is offline "
-                     "(HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): download it first, or name a local folder or GGUF file")
-
-
-def check_model(spec: str) -> None:
-    """Check, without loading weights, that a model string names something loadable: files
-    exist and are readable in the format their name claims (GGUF header, model folder with
-    valid JSON and safetensors headers; a Hub id is in the local cache when offline). Raises
-    ConfigError naming the model."""
-    location = resolve_model(spec)
-    try:
-        if location.kind == "gguf" and location.file is not None:
-            check_gguf_file(location.file)
-        elif location.kind == "folder":
-            _check_folder(Path(location.path))
-        else:
-            _check_hub(location)
-    except OSError as exc:
-        raise ConfigError(f"Model '{spec}': cannot read it ({exc.strerror or exc}).") from None
-    except ValueError as exc:
-        where = location.file if location.kind == "gguf" else location.path
-        raise ConfigError(f"Model '{spec}': {where}: {exc}.") from None

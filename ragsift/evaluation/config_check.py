@@ -18,7 +18,7 @@ from ragsift.errors import RagsiftError
 from ragsift.evaluation.manifest import model_specs
 from ragsift.evaluation.predictions import prediction_paths
 from ragsift.evaluation.settings import EvaluationSettings
-from ragsift.models import check_model
+from ragsift.model_check import check_model
 
 __all__ = ["config_problems"]
 
