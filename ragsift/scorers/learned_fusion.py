@@ -105,7 +105,9 @@ class LearnedFusionScorer(Scorer):
     def check_model_files(self) -> None:
         """Read and check ``fusion.json`` (no scorer weights load): ``config validate`` calls this
         instead of the generic model check, since the folder is ragsift's own format."""
-        FusionModel.load(self._resolve())
+        from ragsift.models import resolve_local_path
+
+        FusionModel.load(resolve_local_path(self.params.model))
 
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
