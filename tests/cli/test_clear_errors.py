@@ -56,6 +56,7 @@ metrics = ["exact-match", "empty"]
     return config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", ["malformed", "text", "empty"])
 def test_a_broken_200_reply_is_retried_then_a_clear_error_and_the_manifest_says_failed(tmp_path, broken):
     out = tmp_path / "run"
@@ -77,8 +78,7 @@ def test_a_broken_reply_between_good_ones_costs_one_retry(tmp_path):
                                                             "backoff_seconds": 0.0, "max_retries": 1})
         answers = [reader.answer("q", "c").text for _ in range(4)]
     assert answers == ["Paris"] * 4 and len(server.requests) == 7
-
-
+@pytest.mark.slow
 def test_an_unexpected_exception_marks_the_manifest_failed_and_says_what_was_saved(tmp_path):
     config = tmp_path / "run.toml"
     config.write_text(f'[dataset]\nname = "hotpotqa"\npath = "{HOTPOT}"\n[compressors.boom]\nname = "exploding"\n'
@@ -162,8 +162,7 @@ baseline = "missing"
                           "nobody-here/no-such-model", "offline", "baseline 'missing'", "warmup")
     assert "configs/bm25.toml: OK (bm25)" in proc.stdout
     assert "2 of 3 config(s) have problems" in err
-
-
+@pytest.mark.slow
 def test_a_corrupt_model_at_run_time_is_a_clear_error(tmp_path):
     corrupt = tmp_path / "corrupt.gguf"
     corrupt.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 64)
@@ -237,6 +236,7 @@ def test_compress_refuses_what_is_not_an_example(value):
     ("scorer", "one-short", "scorer 'one-short' (OneShortScorer) returned scores of shape"),
     ("selector", "out-of-range", "selector 'out-of-range' (OutOfRangeSelector) returned invalid indices"),
 ])
+@pytest.mark.slow
 def test_a_plugin_breaking_its_contract_is_named(tmp_path, stage, name, needle):
     config = tmp_path / "c.toml"
     config.write_text(f'[compressor]\nname = "bm25"\n[compressor.{stage}]\nname = "{name}"\n')
@@ -290,8 +290,7 @@ def test_an_empty_file_says_so(tmp_path):
     data.write_text("\n  \n")
     err = _one_error_line(_compress(data), "the file is empty")
     assert "could not detect" not in err
-
-
+@pytest.mark.slow
 def test_an_api_key_echoed_by_the_server_is_never_stored_or_printed(tmp_path):
     out = tmp_path / "run"
     with fake_openai_server([200, 500], api_key_echo=True) as server:
@@ -310,8 +309,7 @@ def test_quiet_prints_no_model_loading_progress_bar(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "%|" not in proc.stderr and "it/s" not in proc.stderr, proc.stderr
     assert os.path.getsize(tmp_path / "o.jsonl") > 0
-
-
+@pytest.mark.slow
 def test_ctrl_c_marks_the_manifest_interrupted_and_says_what_was_saved(tmp_path):
     import signal
     import subprocess

@@ -47,6 +47,7 @@ def test_labels_sharing_a_predictions_file_are_refused(tmp_path, labels):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_foreign_folder_is_never_used_as_a_run(tmp_path):
     config = _config(tmp_path, '[compressors.none]\nname = "none"\n')
     foreign = tmp_path / "foreign"
