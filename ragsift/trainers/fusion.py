@@ -70,7 +70,8 @@ class FusionTrainer(Trainer):
         with bar:
             for start in range(0, len(examples), BLOCK):
                 block = examples[start : start + BLOCK]
-                key = hashlib.sha256((recipe + "\n".join(e.id for e in block)).encode()).hexdigest()[:16]
+                content = json.dumps([[e.id, e.question, [[d.title, d.text] for d in e.documents]] for e in block])
+                key = hashlib.sha256((recipe + content).encode()).hexdigest()[:16]  # features of exactly this text
                 path = cache / f"{split}-{start // BLOCK:04d}-{key}.safetensors"
                 split_sentences = [splitter.split_all(e.documents) for e in block]
                 block_kinds = [sentence_kinds(e, s) for e, s in zip(block, split_sentences, strict=True)]
