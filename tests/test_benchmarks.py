@@ -56,3 +56,42 @@ def test_ecorag_reflection_benchmark_asserts_identical_selections(tmp_path, monk
     judged = {mode: int(cells[2]) for mode, cells in rows.items()}
     assert calls["batched"] == calls["batched-padded"] == 1
     assert calls["sequential"] == judged["sequential"] <= judged["batched"] == judged["batched-padded"] <= 5
+
+
+def _tiny_hotpotqa(path: Path) -> Path:
+    """Two made-up HotpotQA-format questions (development-like data; not the evaluation file)."""
+    import json
+
+    filler = ["Filler Town", ["Filler Town has a market.", " It rains there in spring."]]
+    examples = [
+        {"_id": "a", "question": "In which town was Zorblat Vennick born?", "answer": "Quillsby", "type": "bridge",
+         "level": "easy", "supporting_facts": [["Zorblat Vennick", 0]],
+         "context": [["Zorblat Vennick", ["Zorblat Vennick was born in Quillsby in 1874.", " He made telescopes."]], filler]},
+        {"_id": "b", "question": "On which lane does the Blue Lantern inn stand?", "answer": "Harrow Lane", "type": "bridge",
+         "level": "easy", "supporting_facts": [["Blue Lantern", 0]],
+         "context": [["Blue Lantern", ["The Blue Lantern inn stands on Harrow Lane in Tessaly.", " It opened in 1902."]], filler]},
+    ]
+    path.write_text(json.dumps(examples))
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_reader_prompt_benchmark_reports_both_prompts_on_both_contexts(tmp_path, monkeypatch):
+    data = _tiny_hotpotqa(tmp_path / "dev.json")
+    argv = ["--data", str(data), "--model", "split:qwen2.5-coder-0.5b-instruct", "--limit", "2", "--limit-none", "1"]
+    section = _run_and_read_section("reader_prompt", argv, tmp_path, monkeypatch)
+    assert "--limit 2 --limit-none 1" in section  # the command to reproduce
+    rows = [line.strip("|").split("|") for line in section.splitlines() if re.match(r"^\| (exit|short) \|", line)]
+    assert sorted((r[0].strip(), r[1].strip(), int(r[2])) for r in rows) == [
+        ("exit", "none", 1), ("exit", "oracle", 2), ("short", "none", 1), ("short", "oracle", 2)]
+    for r in rows:
+        assert 0 <= float(r[3]) <= float(r[4]) <= 100 and float(r[5]) > 10 and float(r[6]) > 0
+    assert max(float(r[4]) for r in rows) > 0  # the 0.5B reads at least one of these one-sentence facts
+
+
+def test_reader_prompt_benchmark_refuses_the_evaluation_file(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    script = importlib.import_module("reader_prompt")
+    with pytest.raises(SystemExit, match="evaluation file"):
+        script.main(["--data", str(ROOT / "ragsift" / "data" / "hotpotqa-dev-sf100.json")])

@@ -94,6 +94,13 @@ def load_llama(path: str, *, n_ctx: int | None, n_threads: int, n_batch: int, n_
             logits_all=False,
             verbose=False,
         )
+        train_ctx = int(llama_cpp.llama_model_n_ctx_train(llm.model))
+        if n_ctx is not None and n_ctx > train_ctx:
+            llm.close()
+            raise ConfigError(
+                f"LlamaCppReader: n_ctx {n_ctx} exceeds the {train_ctx} tokens the model in {path} "
+                f"was trained on; lower n_ctx (or null for {train_ctx})."
+            )
         _models[key] = (llm, threading.Lock())
         return _models[key]
 
@@ -126,12 +133,6 @@ class LlamaCppReader(Reader):
             self._path, n_ctx=self.params.n_ctx, n_threads=_threads(self.params.n_threads),
             n_batch=self.params.n_batch, n_gpu_layers=self.params.n_gpu_layers, seed=self.params.seed,
         )
-        train_ctx = llm.n_ctx_train()
-        if self.params.n_ctx is not None and self.params.n_ctx > train_ctx:
-            raise ConfigError(
-                f"LlamaCppReader: n_ctx {self.params.n_ctx} exceeds the {train_ctx} tokens model "
-                f"'{self.params.model}' was trained on; lower n_ctx (or null for {train_ctx})."
-            )
         self._formatter = self._chat_formatter(llm)
         self._llm, self._llm_lock = llm, lock
 
@@ -144,10 +145,11 @@ class LlamaCppReader(Reader):
                 f"LlamaCppReader: model '{self.params.model}' has no chat template in its GGUF metadata "
                 "(tokenizer.chat_template); the llama-cpp reader needs an instruct model with one."
             )
-        vocab = llm._model  # token ids -> text of the special tokens the template may use
+        def text(token: int) -> str:  # the special token's text, as the template writes it
+            return llm.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
+
         eos_id, bos_id = llm.token_eos(), llm.token_bos()
-        eos = vocab.token_get_text(eos_id) if eos_id >= 0 else ""
-        bos = vocab.token_get_text(bos_id) if bos_id >= 0 else ""
+        eos, bos = text(eos_id), text(bos_id)
         return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
                                    add_generation_prompt=True, stop_token_ids=[eos_id] if eos_id >= 0 else None)
 

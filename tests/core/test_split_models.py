@@ -152,3 +152,10 @@ def test_split_locations_resolve_through_the_cache(site: Path, tmp_path: Path, m
     described = describe_model(f"split:{model.name}")
     assert described["sha256"] == {"ragsiftfakeg.gguf": model.sha256}
     assert described["packages"] == ["ragsiftfakeg-part1==1.2.3", "ragsiftfakeg-part2==1.2.3", "ragsiftfakeg-part3==1.2.3"]
+
+
+def test_the_requirements_file_pins_exactly_the_parts_of_the_split_models() -> None:
+    text = (Path(__file__).resolve().parents[2] / "requirements" / "reader-models.txt").read_text()
+    pinned = [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    assert all("--hash=sha256:" in line for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    assert sorted(pinned) == sorted(r for m in SPLIT_MODELS.values() for r in m.requirements())
