@@ -79,12 +79,12 @@ def _tiny_hotpotqa(path: Path) -> Path:
 @pytest.mark.integration
 def test_reader_prompt_benchmark_reports_both_prompts_on_both_contexts(tmp_path, monkeypatch):
     data = _tiny_hotpotqa(tmp_path / "dev.json")
-    argv = ["--data", str(data), "--model", "split:qwen2.5-coder-0.5b-instruct", "--limit", "2", "--limit-none", "1"]
+    argv = ["--data", str(data), "--model", "split:qwen2.5-coder-0.5b-instruct", "--limit", "1", "--limit-none", "1"]
     section = _run_and_read_section("reader_prompt", argv, tmp_path, monkeypatch)
-    assert "--limit 2 --limit-none 1" in section  # the command to reproduce
+    assert "--limit 1 --limit-none 1" in section  # the command to reproduce
     rows = [line.strip("|").split("|") for line in section.splitlines() if re.match(r"^\| (exit|short) \|", line)]
     assert sorted((r[0].strip(), r[1].strip(), int(r[2])) for r in rows) == [
-        ("exit", "none", 1), ("exit", "oracle", 2), ("short", "none", 1), ("short", "oracle", 2)]
+        ("exit", "none", 1), ("exit", "oracle", 1), ("short", "none", 1), ("short", "oracle", 1)]
     for r in rows:
         assert 0 <= float(r[3]) <= float(r[4]) <= 100 and float(r[5]) > 10 and float(r[6]) > 0
     assert max(float(r[4]) for r in rows) > 0  # the 0.5B reads at least one of these one-sentence facts

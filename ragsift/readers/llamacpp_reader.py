@@ -15,6 +15,7 @@ environment already sets it.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -35,6 +36,16 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _models: dict[tuple[Any, ...], tuple[Any, threading.Lock]] = {}
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the cached models before interpreter teardown (llama.cpp's finalizers fail once
+    module globals are gone)."""
+    with _lock:
+        for llm, _ in _models.values():
+            llm.close()
+        _models.clear()
 
 
 class LlamaCppReaderParams(ReaderParams):
