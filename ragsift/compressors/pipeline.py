@@ -15,8 +15,10 @@ from pydantic import field_validator
 
 from ragsift.compressors.base import Compressor, check_example
 from ragsift.config import build_plugin
+from ragsift.disk_cache import JsonStore
 from ragsift.errors import ConfigError, PluginContractError
 from ragsift.plugin import Params
+from ragsift.scorers.caching import CachingScorer
 from ragsift.types import CompressionResult, Example, Selection
 
 __all__ = ["PipelineCompressor", "PipelineParams", "STAGE_ORDER"]
@@ -95,7 +97,9 @@ class PipelineCompressor(Compressor):
 
     def _who(self, stage: str) -> str:
         """``scorer 'bm25' (BM25Scorer)``: the plugin of a stage, for contract errors."""
-        return f"{stage} '{self.stage_specs[stage]['name']}' ({type(self.stages[stage]).__qualname__})"
+        plugin = self.stages[stage]
+        plugin = getattr(plugin, "inner", plugin)  # a caching wrapper: name the scorer it wraps
+        return f"{stage} '{self.stage_specs[stage]['name']}' ({type(plugin).__qualname__})"
 
     def _check_kept(self, selection: Any, n: int, example_id: str) -> list[int]:
         kept = getattr(selection, "kept", None)
@@ -111,6 +115,20 @@ class PipelineCompressor(Compressor):
                                       f"of example '{example_id}'; indices must be distinct and in [0, {n}).")
         return out
 
+    def cache_scores(self, store: JsonStore | CachingScorer) -> CachingScorer:
+        """Score through a cache: a store (keyed as :mod:`ragsift.scorers.caching` says), or
+        another pipeline's caching scorer to share (a sweep's grid points share one scorer and
+        splitter, so the model loads and scores once). Returns the caching scorer in use."""
+        if isinstance(store, CachingScorer):
+            if store.splitter != {"name": self.stage_specs["splitter"]["name"], **self.splitter.config()}:
+                raise ValueError("a shared caching scorer must come from a pipeline with the same splitter")
+            self.scorer = store
+            return store
+        if not isinstance(self.scorer, CachingScorer):
+            splitter = {"name": self.stage_specs["splitter"]["name"], **self.splitter.config()}
+            self.scorer = CachingScorer(self.scorer, store, splitter=splitter)
+        return self.scorer
+
     def compress(self, example: Example) -> CompressionResult:
         check_example(example, type(self).__name__)
         # Stage timings need no explicit CUDA synchronisation: every stage hands back host values
@@ -123,6 +141,13 @@ class PipelineCompressor(Compressor):
         t = time.perf_counter()
         scores = np.asarray(self.scorer.score(example, sentences), dtype=np.float64) if sentences else np.zeros(0)
         timings["score"] = time.perf_counter() - t
+        info: dict[str, Any] = {}
+        call = self.scorer.last_call if isinstance(self.scorer, CachingScorer) and sentences else None
+        if call is not None:
+            # the scorer's own time, measured now (a miss) or when the scores were computed (a hit),
+            # without the cache's hashing and file access; the record says which
+            info["score_cache"] = {"hit": call.cached, "seconds": call.seconds, "measured_seconds": timings["score"]}
+            timings["score"] = call.seconds
         if scores.shape != (len(sentences),):
             raise PluginContractError(f"{self._who('scorer')} returned scores of shape {scores.shape} for "
                                       f"{len(sentences)} sentences of example '{example.id}'; a scorer returns one "
@@ -144,5 +169,5 @@ class PipelineCompressor(Compressor):
             kept=kept,
             text=text,
             timings=timings,
-            info=dict(selection.info),
+            info={**info, **selection.info},
         )

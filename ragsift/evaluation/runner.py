@@ -14,6 +14,7 @@ line, and refuses to continue when the config file, the input file or ``no_reade
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,8 @@ from typing import Any
 from ragsift.config import RunConfig, build_plugin, load_config
 from ragsift.errors import ConfigError, DataFormatError, OutputError, RagsiftError
 from ragsift.evaluation import manifest as mf
+from ragsift.evaluation import sweep as sw
+from ragsift.evaluation.caches import RunCaches, attach_caches
 from ragsift.evaluation.html_report import write_report
 from ragsift.evaluation.predictions import PredictionWriter, prediction_paths, read_records
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
@@ -210,7 +213,8 @@ def _record(label: str, example: Example, result: Any, answer: Any, read_seconds
         **record,
         "prediction": prediction,
         "reader": None if answer is None else {"prompt_tokens": answer.prompt_tokens,
-                                               "completion_tokens": answer.completion_tokens},
+                                               "completion_tokens": answer.completion_tokens,
+                                               "cached": bool(getattr(answer, "cached", False))},
         "metrics": values,
         "timings": timings,
     }
@@ -218,7 +222,7 @@ def _record(label: str, example: Example, result: Any, answer: Any, read_seconds
 
 def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: list[Example],
                          metrics: Sequence[Metric], settings: EvaluationSettings, path: Path,
-                         progress: bool) -> int:
+                         progress: bool, caches: RunCaches | None = None) -> int:
     from tqdm import tqdm
 
     done = {r["id"] for r in read_records(path)}
@@ -237,9 +241,10 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
                disable=not progress, file=sys.stderr)
     try:
         for _ in range(settings.warmup):  # untimed: caches, lazy imports, CUDA kernels
-            warm = compressor.compress(todo[0])
-            if reader is not None and reader_limit > 0:
-                reader.answer_many([todo[0].question], [warm.text])
+            with caches.read_only() if caches is not None else contextlib.nullcontext():  # keep cold timings out
+                warm = compressor.compress(todo[0])
+                if reader is not None and reader_limit > 0:
+                    reader.answer_many([todo[0].question], [warm.text])
         with PredictionWriter(path) as writer:
             for start in range(0, len(todo), settings.batch_size):
                 batch = todo[start : start + settings.batch_size]
@@ -324,8 +329,11 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     config_bytes = Path(config.source).read_bytes()
     settings = EvaluationSettings.from_table(config.evaluation, config.source)
     compressors = config.build_compressors()
+    # -- sweeps (issue 12): grid points replace the swept compressor --
+    compressors, families = sw.expand_sweeps(config.compressor_specs(), compressors, settings.sweep, config.source)
+    limits_by_label = sw.limits_by_label(settings.limits, families)
     labels = list(compressors)
-    baseline = settings.check_labels(labels, config.source)
+    baseline = settings.check_labels(labels, config.source, families=list(families.values()))
     run_dir = Path(opts.out)
     paths = prediction_paths(run_dir, labels, config.source)
     reader = None if opts.no_reader else config.build_reader()
@@ -358,15 +366,18 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     except OSError as exc:
         raise OutputError(describe_os_error(exc)) from None
 
-    subsets = {label: examples[: settings.limits.get(label, len(examples))] for label in labels}
+    subsets = {label: examples[: limits_by_label.get(label, len(examples))] for label in labels}
+    reader, caches = attach_caches(compressors, reader, settings.cache, run_dir, share=sw.sweep_shares(families))
     try:
         for label, compressor in compressors.items():
             _evaluate_compressor(label, compressor, reader, subsets[label], metrics, settings, paths[label],
-                                 opts.progress)
+                                 opts.progress, caches)
         records = {label: _collect(paths[label], subsets[label]) for label in labels}
         summary = build_summary(records, _outputs(metrics), baseline=baseline, samples=settings.bootstrap_samples,
                                 confidence=settings.confidence, seed=settings.seed)
         summary = {"run_dir": str(run_dir), "config": str(config.source), "examples": len(examples), **summary}
+        for label, family in families.items():  # a sweep's points: one line per family in the report
+            summary["compressors"][label]["family"] = family
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         (run_dir / "summary.md").write_text(format_markdown(summary, f"ragsift evaluation: {Path(config.source).name}"),
                                             encoding="utf-8")
@@ -379,7 +390,8 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
                 exc.args = tuple(_redact(str(a), reader) for a in exc.args)
             raise
         raise EvaluationInterrupted(_redact(_problem(exc), reader)) from exc
-    manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()})
+    manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
+                    caches=caches.report(), families=families)
     mf.write_manifest(run_dir, manifest)
     opts.echo(format_table(summary))
     write_report(run_dir, echo=opts.echo)

@@ -28,7 +28,11 @@ class EvaluationSettings(BaseModel):
     the compressor label the paired test compares against (default: ``none`` when present, else
     the first compressor). ``tokenizer``: the model whose tokenizer counts tokens (default: the
     reader's, else the offline SmolLM2). ``batch_size``: examples compressed and then read
-    together (the reader batches or sends them concurrently).
+    together (the reader batches or sends them concurrently). ``cache``: where per-sentence
+    scores and reader answers are cached (``run``: RUN_DIR/cache, the default; ``shared``:
+    $RAGSIFT_CACHE or ~/.cache/ragsift; a folder; ``off``), see
+    :mod:`ragsift.evaluation.caches`. ``sweep``: compressor label -> a grid of selector /
+    assembler params (``{selector = {k = [1, 3, 5]}}``), see :mod:`ragsift.evaluation.sweep`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -45,6 +49,15 @@ class EvaluationSettings(BaseModel):
     baseline: str | None = None
     tokenizer: str | None = None
     batch_size: int = Field(1, ge=1, le=4096)
+    cache: bool | str = Field("run", description="score and answer cache: run, shared, off or a folder")
+    sweep: dict[str, dict[str, Any]] = Field(default_factory=dict, description="compressor label -> grid")
+
+    @field_validator("cache")
+    @classmethod
+    def _cache(cls, value: bool | str) -> bool | str:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("expected 'run', 'shared', 'off', true, false or a folder")
+        return value
 
     @field_validator("*", mode="before")
     @classmethod
@@ -77,14 +90,15 @@ class EvaluationSettings(BaseModel):
             owner = f"{source} [evaluation]" if source else "[evaluation]"
             raise ConfigError(format_validation_error(owner, exc, sorted(cls.model_fields))) from None
 
-    def check_labels(self, labels: Sequence[str], source: str = "") -> str:
+    def check_labels(self, labels: Sequence[str], source: str = "", families: Sequence[str] = ()) -> str:
         """The baseline label, after checking that ``baseline`` and the ``limits`` keys name
-        compressor labels (default baseline: ``none`` when present, else the first label)."""
+        compressor labels or sweep families (default baseline: ``none`` when present, else the
+        first label)."""
         owner = f"{source} [evaluation]" if source else "[evaluation]"
         baseline = self.baseline or ("none" if "none" in labels else labels[0])
         if baseline not in labels:
             raise ConfigError(f"{owner}: baseline '{baseline}' is not a compressor label ({', '.join(labels)}).")
-        unknown = sorted(set(self.limits) - set(labels))
+        unknown = sorted(set(self.limits) - set(labels) - set(families))
         if unknown:
             raise ConfigError(f"{owner} limits: {', '.join(unknown)} not compressor label(s) ({', '.join(labels)}).")
         return baseline

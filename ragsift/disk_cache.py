@@ -1,0 +1,140 @@
+"""A small content-addressed store of JSON values: one file per key, written atomically.
+
+Used by the score cache (:mod:`ragsift.scorers.caching`) and the reader answer cache
+(:mod:`ragsift.readers.caching`). A key is the SHA-256 of a canonical JSON of everything that
+determines the value (:func:`digest`), so a changed input is simply another key: nothing is ever
+invalidated in place, and stale entries are never read.
+
+Safety: each value is written to a temporary file in the same folder and moved over its final
+name with ``os.replace`` (atomic on POSIX and Windows), so a reader sees either no entry or a
+complete one, never half a write; a killed writer leaves at most a stray ``*.tmp`` file, which
+no reader looks at. Two processes writing the same key both write complete files and the last
+rename wins (the values are equal: same key, same inputs). An entry that cannot be read back as
+the JSON object it should be (a disk fault, a hand edit) counts as missing and is rewritten.
+No pickle: values are plain JSON.
+
+``JsonStore(None)`` keeps values in memory only (the same interface without a disk).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JsonStore", "digest", "model_identity"]
+
+_MODEL_KEYS = ("model", "adapter")
+
+
+def digest(parts: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``parts`` (sorted keys, no whitespace)."""
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _model_specs(config: Mapping[str, Any]) -> Iterator[str]:
+    for key, value in config.items():
+        if isinstance(value, Mapping):
+            yield from _model_specs(value)
+        elif isinstance(value, str) and value and (key in _MODEL_KEYS or key.endswith("_model")):
+            yield value
+
+
+def _stamp(spec: str) -> tuple[Any, ...]:
+    """Size and modification time of the weight files ``describe_model`` hashes (cheap), so the
+    hash below is recomputed when a file changes within a process."""
+    from ragsift.models import resolve_model
+
+    try:
+        location = resolve_model(spec)
+    except Exception:  # noqa: BLE001 - keyed by its error below
+        return ()
+    if location.kind == "gguf" and location.file is not None:
+        files = [location.file]
+    elif location.kind == "folder":
+        files = sorted(Path(location.path).glob("*.safetensors"))
+    else:
+        return ()
+    stats = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        stats.append((path.name, st.st_size, st.st_mtime_ns))
+    return tuple(stats)
+
+
+@functools.lru_cache(maxsize=64)
+def _describe(spec: str, stamp: tuple[Any, ...]) -> str:
+    from ragsift.models import describe_model
+
+    try:  # hashes weight files once per process and file version
+        return json.dumps(describe_model(spec), sort_keys=True)
+    except Exception as exc:  # noqa: BLE001 - a model that cannot be resolved is keyed by its error
+        return json.dumps({"spec": spec, "error": str(exc)})
+
+
+def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Location, revision and weight-file hashes (as the run manifest records them) of every model
+    a plugin config names (keys ``model``, ``adapter``, ``*_model``)."""
+    return [json.loads(_describe(spec, _stamp(spec))) for spec in dict.fromkeys(_model_specs(config))]
+
+
+class JsonStore:
+    """``key -> JSON object`` in ``folder/<key[:2]>/<key>.json`` (``folder=None``: memory only).
+
+    Values read from disk are also kept in memory for the life of the store."""
+
+    def __init__(self, folder: str | Path | None) -> None:
+        self.folder = None if folder is None else Path(folder).expanduser()
+        self._memory: dict[str, dict[str, Any]] = {}
+
+    def path(self, key: str) -> Path | None:
+        return None if self.folder is None else self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The value stored under ``key``, or None (also for an unreadable entry)."""
+        if key in self._memory:
+            return self._memory[key]
+        path = self.path(key)
+        if path is None:
+            return None
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # missing, or not the complete JSON it should be
+            return None
+        if not isinstance(value, dict) or value.get("key") != key:
+            return None
+        self._memory[key] = value
+        return value
+
+    def put(self, key: str, value: Mapping[str, Any]) -> None:
+        """Store ``value`` (a JSON object; its ``key`` field is set to ``key``)."""
+        record = {**value, "key": key}
+        self._memory[key] = record
+        path = self.path(key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(record, fh, ensure_ascii=False)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def __len__(self) -> int:
+        if self.folder is None:
+            return len(self._memory)
+        return sum(1 for _ in self.folder.glob("??/*.json"))

@@ -1,0 +1,96 @@
+"""The caches of an evaluation run: per-sentence scores and reader answers.
+
+``[evaluation] cache`` says where they live:
+
+- ``"run"`` (the default, also ``true``): ``RUN_DIR/cache/scores`` and ``RUN_DIR/cache/answers``;
+  ``--resume`` and every compressor of the run (and every point of a sweep) share them;
+- ``"shared"``: ``$RAGSIFT_CACHE/scores`` and ``/answers`` (default ``~/.cache/ragsift``), reused by
+  every run on this machine that scores the same sentences with the same scorer and model;
+- a folder path: ``PATH/scores`` and ``PATH/answers``;
+- ``"off"`` (also ``false``): nothing is cached; every compressor, every sweep point and every
+  repeat scores and reads afresh.
+
+Keys and safety: :mod:`ragsift.scorers.caching`, :mod:`ragsift.readers.caching`,
+:mod:`ragsift.disk_cache`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragsift.compressors.pipeline import PipelineCompressor
+from ragsift.disk_cache import JsonStore
+from ragsift.errors import ConfigError
+from ragsift.models import cache_dir
+from ragsift.readers.caching import CachingReader
+from ragsift.scorers.caching import CachingScorer
+
+__all__ = ["RunCaches", "cache_root", "attach_caches"]
+
+
+def cache_root(setting: bool | str, run_dir: Path) -> Path | None:
+    """The folder that holds ``scores/`` and ``answers/`` for an ``[evaluation] cache`` value
+    (None: caching is off)."""
+    if setting is False or setting == "off":
+        return None
+    if setting is True or setting == "run":
+        return run_dir / "cache"
+    if setting == "shared":
+        return cache_dir()
+    if isinstance(setting, str) and setting.strip():
+        return Path(setting).expanduser()
+    raise ConfigError(f"[evaluation] cache: expected 'run', 'shared', 'off', true, false or a folder; got {setting!r}.")
+
+
+@dataclass
+class RunCaches:
+    """The caching wrappers of one run (empty when caching is off)."""
+
+    root: Path | None
+    scorers: dict[str, CachingScorer] = field(default_factory=dict)  # compressor label -> its scorer
+    reader: CachingReader | None = None
+
+    @contextmanager
+    def read_only(self) -> Iterator[None]:
+        """Use cached values but store nothing new (untimed warm-up runs)."""
+        with ExitStack() as stack:
+            for scorer in dict.fromkeys(self.scorers.values()):
+                stack.enter_context(scorer.read_only())
+            if self.reader is not None:
+                stack.enter_context(self.reader.read_only())
+            yield
+
+    def report(self) -> dict[str, Any]:
+        """What the manifest records: where the caches are and how often they were hit."""
+        scorers = list(dict.fromkeys(self.scorers.values()))
+        return {
+            "root": None if self.root is None else str(self.root),
+            "scores": {"hits": sum(s.stats["hits"] for s in scorers), "misses": sum(s.stats["misses"] for s in scorers)},
+            "answers": None if self.reader is None else dict(self.reader.stats),
+        }
+
+
+def attach_caches(compressors: Mapping[str, Any], reader: Any, setting: bool | str, run_dir: Path,
+                  share: Mapping[str, str] | None = None) -> tuple[Any, RunCaches]:
+    """Make every pipeline compressor score through the cache and the reader read through it;
+    returns the reader to use and the caches. ``share`` maps a compressor label to the label whose
+    caching scorer it uses (the points of one sweep: one scorer, one model load)."""
+    root = cache_root(setting, run_dir)
+    caches = RunCaches(root)
+    if root is None:
+        return reader, caches
+    scores = JsonStore(root / "scores")
+    share = dict(share or {})
+    for label, compressor in compressors.items():
+        if not isinstance(compressor, PipelineCompressor):
+            continue
+        source: JsonStore | CachingScorer = caches.scorers.get(share.get(label, label), scores)
+        caches.scorers[label] = compressor.cache_scores(source)
+    if reader is not None:
+        caches.reader = CachingReader(reader, JsonStore(root / "answers"))
+        reader = caches.reader
+    return reader, caches

@@ -1,0 +1,119 @@
+"""Read each distinct prompt once: a wrapper that caches any reader's answers by prompt hash.
+
+The key is the SHA-256 of the reader's registered name and full config (prompt templates, stop
+strings, generation settings), the identity of the model its config names (weight-file hashes,
+as the run manifest records them), the question and the context: together they fix the exact
+prompt the reader sends. Two compressors (or two points of a sweep) that produce the same
+context for a question therefore share one reader call.
+
+A cached answer keeps the token counts and the reading seconds measured when it was produced
+(:class:`CachedAnswer`, ``cached=True``), so latency tables report what reading that prompt
+costs. Values live in a :class:`~ragsift.disk_cache.JsonStore` (one JSON file per answer, written
+atomically).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ragsift.disk_cache import JsonStore, digest, model_identity
+from ragsift.readers.base import Reader, ReaderAnswer
+
+__all__ = ["CachingReader", "CachedAnswer"]
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class CachedAnswer(ReaderAnswer):
+    """An answer read from the cache (its numbers are those measured when it was produced)."""
+
+    cached: bool = True
+
+
+class CachingReader(Reader):
+    """Any reader, answering each distinct prompt once; behaves as the reader it wraps (same name,
+    params, config and description)."""
+
+    def __init__(self, reader: Reader, store: JsonStore) -> None:
+        # no Reader.__init__: the params and prompt are the wrapped reader's
+        self.inner = reader
+        self.params = reader.params
+        self.prompt = reader.prompt
+        self.registered_name = reader.registered_name
+        self.store = store
+        self.stats = {"hits": 0, "misses": 0}
+        self._identity: dict[str, Any] | None = None
+        self._store_new = True
+
+    def config(self) -> dict[str, Any]:
+        return self.inner.config()
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    def tokenizer_spec(self) -> str | None:
+        return self.inner.tokenizer_spec()
+
+    def secrets(self) -> list[str]:
+        return self.inner.secrets()
+
+    def __getattr__(self, name: str) -> Any:  # anything else a reader offers: the wrapped one's
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def warm_up(self) -> None:
+        self.inner.warm_up()
+
+    def identity(self) -> dict[str, Any]:
+        if self._identity is None:
+            config = self.inner.config()
+            self._identity = {"name": self.inner.registered_name or type(self.inner).__qualname__,
+                              "config": config, "models": model_identity(config)}
+        return self._identity
+
+    def key(self, question: str, context: str) -> str:
+        return digest({"format": FORMAT, "reader": self.identity(), "question": question, "context": context})
+
+    @contextmanager
+    def read_only(self) -> Iterator[None]:
+        """Within the block, cached answers are used but new ones are not stored (warm-up runs)."""
+        before, self._store_new = self._store_new, False
+        try:
+            yield
+        finally:
+            self._store_new = before
+
+    def answer_many(self, questions: Sequence[str], contexts: Sequence[str]) -> list[ReaderAnswer]:
+        self._check_lengths(questions, contexts)
+        keys = [self.key(q, c) for q, c in zip(questions, contexts, strict=True)]
+        found: dict[str, ReaderAnswer] = {}
+        for k in dict.fromkeys(keys):
+            entry = self.store.get(k)
+            if entry is not None and isinstance(entry.get("text"), str):
+                found[k] = CachedAnswer(entry["text"], entry.get("prompt_tokens"), entry.get("completion_tokens"),
+                                        float(entry.get("seconds") or 0.0))
+        missing = [i for i, k in enumerate(keys) if k not in found and keys.index(k) == i]  # each prompt once
+        self.stats["hits"] += len(keys) - len(missing)
+        self.stats["misses"] += len(missing)
+        fresh: dict[str, ReaderAnswer] = {}
+        if missing:
+            got = self.inner.answer_many([questions[i] for i in missing], [contexts[i] for i in missing])
+            for i, answer in zip(missing, got, strict=True):
+                fresh[keys[i]] = answer
+                if self._store_new:
+                    self.store.put(keys[i], {"text": answer.text, "prompt_tokens": answer.prompt_tokens,
+                                             "completion_tokens": answer.completion_tokens, "seconds": answer.seconds})
+        out: list[ReaderAnswer] = []
+        first = {k: keys.index(k) for k in fresh}
+        for i, k in enumerate(keys):
+            if k in fresh and first[k] == i:
+                out.append(fresh[k])
+            else:  # a repeat of a prompt answered in this batch, or a cache hit
+                a = fresh.get(k) or found[k]
+                out.append(CachedAnswer(a.text, a.prompt_tokens, a.completion_tokens, a.seconds))
+        return out
