@@ -18,6 +18,7 @@ from ragsift.errors import RagsiftError
 from ragsift.evaluation.manifest import model_specs
 from ragsift.evaluation.predictions import prediction_paths
 from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.evaluation.sweep import expand_sweeps
 from ragsift.model_check import check_model
 
 __all__ = ["config_problems"]
@@ -50,14 +51,19 @@ def config_problems(config: RunConfig) -> list[str]:
         problems.append(f"{config.source} [dataset]: path {data_path}: no such file.")
     settings = attempt(lambda: EvaluationSettings.from_table(config.evaluation, config.source))
     metrics: list[Any] = []
+    labels, families = list(specs), []
     if settings is not None:
+        if settings.sweep and len(compressors) == len(specs):  # the grid points, as evaluate labels them
+            expanded = attempt(lambda: expand_sweeps(specs, compressors, settings.sweep, config.source))
+            if expanded is not None:
+                labels, families = list(expanded[0]), list(expanded[1].values())
         if specs:
-            attempt(lambda: settings.check_labels(list(specs), config.source))
+            attempt(lambda: settings.check_labels(labels, config.source, families=families))
         from ragsift.evaluation.runner import build_metrics
 
         metrics = attempt(lambda: build_metrics(settings, reader, config.source)) or []
     if specs:
-        attempt(lambda: prediction_paths(Path("."), list(specs), config.source))
+        attempt(lambda: prediction_paths(Path("."), labels, config.source))
 
     models: dict[str, str] = {}  # spec -> who uses it
     for label, compressor in compressors.items():

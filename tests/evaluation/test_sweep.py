@@ -202,3 +202,18 @@ def test_the_example_sweep_config_expands_and_stays_off_the_evaluation_file() ->
     assert compressors["exit-offline@threshold=0.3"].config()["selector"] == {"name": "threshold", "threshold": 0.3}
     assert set(families.values()) == {"bm25", "exit-offline"}
     assert "dev-pool" in config.dataset["path"] and "sf100" not in config.dataset["path"]  # type: ignore[index]
+
+
+def test_config_validate_reports_a_bad_sweep(tmp_path: Path) -> None:
+    from ragsift.config import load_config
+    from ragsift.evaluation.config_check import config_problems
+
+    path = tmp_path / "bad.toml"
+    path.write_text('[compressors.bm25]\nname = "bm25"\n[evaluation]\nlimits = {bm25 = 2, bm26 = 1}\n'
+                    "[evaluation.sweep.bm25.selector]\nk = [1, 0]\n")
+    problems = config_problems(load_config(path))
+    assert any("point 'bm25@k=0'" in p for p in problems), problems
+    path.write_text('[compressors.bm25]\nname = "bm25"\n[evaluation]\nlimits = {bm25 = 2, bm26 = 1}\n'
+                    "[evaluation.sweep.bm25.selector]\nk = [1, 3]\n")
+    problems = config_problems(load_config(path))
+    assert len(problems) == 1 and "bm26 not compressor" in problems[0], problems  # a family's limit is fine
