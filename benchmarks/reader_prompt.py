@@ -91,6 +91,17 @@ def run(data: Path, limits: dict[str, int], model: str, threads: int | None, pro
     return rows
 
 
+def choose(rows: list[dict[str, Any]]) -> str:
+    """The rule this benchmark applies: the prompt with the higher F1 averaged over the contexts."""
+    by_prompt: dict[str, list[float]] = {}
+    for r in rows:
+        by_prompt.setdefault(r["prompt"], []).append(r["f1"])
+    means = {p: statistics.fmean(v) for p, v in by_prompt.items()}
+    best = max(means, key=lambda p: means[p])
+    detail = ", ".join(f"`{p}` {m:.1f}" for p, m in sorted(means.items()))
+    return f"Choice: `{best}` (F1 averaged over the contexts: {detail})."
+
+
 def section(rows: list[dict[str, Any]], command: str, model: str, data: Path, threads: int | None) -> str:
     lines = [
         f"Command: `{command}`",
@@ -111,6 +122,7 @@ def section(rows: list[dict[str, Any]], command: str, model: str, data: Path, th
     for r in rows:
         lines.append(f"| {r['prompt']} | {r['context']} | {r['n']} | {r['em']:.1f} | {r['f1']:.1f} | "
                      f"{r['prompt_tokens']:.0f} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} |")
+    lines += ["", choose(rows)]
     return "\n".join(lines)
 
 

@@ -88,6 +88,8 @@ def test_reader_prompt_benchmark_reports_both_prompts_on_both_contexts(tmp_path,
     for r in rows:
         assert 0 <= float(r[3]) <= float(r[4]) <= 100 and float(r[5]) > 10 and float(r[6]) > 0
     assert max(float(r[4]) for r in rows) > 0  # the 0.5B reads at least one of these one-sentence facts
+    assert re.search(r"^Choice: `(exit|short)` \(F1 averaged over the contexts: `exit` [\d.]+, `short` [\d.]+\)\.$",
+                     section, re.M)
 
 
 def test_reader_prompt_benchmark_refuses_the_evaluation_file(monkeypatch):
@@ -95,3 +97,11 @@ def test_reader_prompt_benchmark_refuses_the_evaluation_file(monkeypatch):
     script = importlib.import_module("reader_prompt")
     with pytest.raises(SystemExit, match="evaluation file"):
         script.main(["--data", str(ROOT / "ragsift" / "data" / "hotpotqa-dev-sf100.json")])
+
+
+def test_reader_prompt_choice_is_the_higher_mean_f1(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    script = importlib.import_module("reader_prompt")
+    rows = [{"prompt": "exit", "f1": 65.0}, {"prompt": "exit", "f1": 58.0},
+            {"prompt": "short", "f1": 70.0}, {"prompt": "short", "f1": 50.0}]
+    assert script.choose(rows) == "Choice: `exit` (F1 averaged over the contexts: `exit` 61.5, `short` 60.0)."
