@@ -19,6 +19,8 @@ from ragsift.readers.llamacpp_reader import LlamaCppReader
 CONTEXT = "Zorblat Vennick, a maker of brass telescopes, was born in the small town of Quillsby in 1874."
 QUESTION = "In which town was Zorblat Vennick born?"
 ROOT = Path(__file__).resolve().parents[2]
+SHORT_SYSTEM = "Answer the question using the context. Reply with the answer only: a short phrase, no sentence."
+SHORT_USER = "Context:\n{context}\n\nQuestion: {query}"
 
 
 def test_params_are_validated_and_nothing_loads_on_construction() -> None:
@@ -68,6 +70,8 @@ def test_the_reader_configs_name_the_split_models() -> None:
         assert config.reader["model"] == model
         reader = config.build_reader()
         assert isinstance(reader, LlamaCppReader) and reader.params.max_new_tokens == 32
+        # the prompt chosen on development questions (benchmarks/reader_prompt.py, "short")
+        assert reader.params.system_template == SHORT_SYSTEM and reader.params.user_template == SHORT_USER
 
 
 # -- the real 0.5B model -------------------------------------------------------------------------
