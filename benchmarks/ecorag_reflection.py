@@ -14,7 +14,8 @@ sequential, the chosen k and how many questions ended with an evidential set. ``
 overrides the evaluator's threshold (to exercise early stopping with a stand-in evaluator);
 nothing is tuned on the evaluation sample.
 
-    python benchmarks/ecorag_reflection.py --examples 6 --repeats 2 --threshold 0.5 --threshold 0.23 --write BENCHMARKS.md
+    python benchmarks/ecorag_reflection.py --examples 6 --repeats 2 --threshold 0.5 --threshold 0.23 \
+        --write BENCHMARKS.md
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ MODES = ("sequential", "batched")
 
 def build(config: str, threshold: float | None) -> dict[str, Any]:
     """The compressor of ``config`` and one reflection selector per mode (sharing one model)."""
-    from ragsift.config import build_plugin, load_config
+    from ragsift.config import load_config
+    from ragsift.registry import build_plugin
 
     (compressor,) = load_config(config).build_compressors().values()
     spec = {"name": "reflection", **compressor.selector.config()}
@@ -78,7 +80,9 @@ def run(config: str, examples: int, source: str | None, threshold: float | None,
     selectors["batched"].judge.probabilities(ex0.question, [[s0[0].text]])
 
     labels = list(selectors)
-    rows: dict[str, dict[str, Any]] = {m: {"seconds": [], "calls": 0, "sets": 0, "k": [], "evidential": 0, "probabilities": []} for m in labels}
+    rows: dict[str, dict[str, Any]] = {
+        m: {"seconds": [], "calls": 0, "sets": 0, "k": [], "evidential": 0, "probabilities": []} for m in labels
+    }
     loads = []
     for i, (ex, sentences, scores) in enumerate(prepared):
         best: dict[str, float] = {}
@@ -94,7 +98,9 @@ def run(config: str, examples: int, source: str | None, threshold: float | None,
                 infos[mode] = selection.info
         loads.append(os.getloadavg()[0])
         for mode in labels:
-            assert kept[mode] == kept["sequential"], f"example {ex.id}: '{mode}' kept different sentences than 'sequential'"
+            assert kept[mode] == kept["sequential"], (
+                f"example {ex.id}: '{mode}' kept different sentences than 'sequential'"
+            )
             info, row = infos[mode], rows[mode]
             row["seconds"].append(best[mode])
             row["calls"] += info["judge_calls"]
@@ -106,10 +112,19 @@ def run(config: str, examples: int, source: str | None, threshold: float | None,
         print(f"[{i + 1}/{len(prepared)}] {ex.id}: k={rows['sequential']['k'][-1]} {times}", file=sys.stderr)
     evaluator = selectors["sequential"].judge
     return {
-        "load": statistics.mean(loads), "repeats": repeats, "rows": rows, "n": len(prepared), "sentences": sum(len(s) for _, s, _ in prepared),
-        "judge": {"name": selectors["sequential"].params.judge["name"], "model": evaluator.params.model,
-                      "threshold": evaluator.params.threshold, "batch_size": evaluator.params.batch_size},
-        "step": selectors["sequential"].params.step, "max": selectors["sequential"].params.max_sentences,
+        "load": statistics.mean(loads),
+        "repeats": repeats,
+        "rows": rows,
+        "n": len(prepared),
+        "sentences": sum(len(s) for _, s, _ in prepared),
+        "judge": {
+            "name": selectors["sequential"].params.judge["name"],
+            "model": evaluator.params.model,
+            "threshold": evaluator.params.threshold,
+            "batch_size": evaluator.params.batch_size,
+        },
+        "step": selectors["sequential"].params.step,
+        "max": selectors["sequential"].params.max_sentences,
     }
 
 

@@ -41,8 +41,21 @@ SECTION = "## EXIT scoring"
 
 
 class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 class PeakMemory:
@@ -97,13 +110,13 @@ def authors_call_scores(scorer: Any, prompts: list[Any], batch_size: int) -> tup
     import torch
 
     from ragsift.lm import two_way_probability
-    from ragsift.lm.layouts import chunks, left_padded_batch
+    from ragsift.lm.layouts import chunks, padded_batch
 
     model, engine = scorer._model, scorer.engine
     out, tokens, passes = [], 0, 0
     with torch.inference_mode():
         for rows in chunks(len(prompts), batch_size):
-            ids, mask, _ = left_padded_batch([prompts[i].ids for i in rows], engine.pad_id)
+            ids, mask, _ = padded_batch([prompts[i].ids for i in rows], engine.pad_id)
             logits = model(input_ids=ids, attention_mask=mask).logits[:, -1, :]
             yes, no = logits[:, engine.positive_id], logits[:, engine.negative_id]
             out.append(two_way_probability(yes, no).double().numpy())
@@ -128,19 +141,24 @@ def token_census(scorer: Any, batch_size: int) -> str:
     from ragsift.splitters.sentencizer import SentencizerSplitter
 
     splitter = SentencizerSplitter()
-    pairs = [token_counts(scorer.prompts(ex, splitter.split_all(ex.documents)), batch_size) for ex in load_examples(None)]
+    pairs = [
+        token_counts(scorer.prompts(ex, splitter.split_all(ex.documents)), batch_size) for ex in load_examples(None)
+    ]
     ratios = np.array([ref / shared for ref, shared in pairs])
+    reference, shared = sum(r for r, _ in pairs), sum(s for _, s in pairs)
     return (
         f"Token census of all {len(pairs)} examples of the bundled file (counted, not run): reference / prefix-shared "
-        f"token ratio median {np.median(ratios):.2f}, mean {ratios.mean():.2f}, min {ratios.min():.2f}, max {ratios.max():.2f}; "
-        f"{sum(r for r, _ in pairs):,} vs {sum(s for _, s in pairs):,} tokens in all ({sum(r for r, _ in pairs) / sum(s for _, s in pairs):.2f}x)."
+        f"token ratio median {np.median(ratios):.2f}, mean {ratios.mean():.2f}, min {ratios.min():.2f}, "
+        f"max {ratios.max():.2f}; {reference:,} vs {shared:,} tokens in all ({reference / shared:.2f}x)."
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=10, help="first N examples of the bundled HotpotQA sample")
-    parser.add_argument("--max-sentences", type=int, help="score only the first N sentences of each example (smoke runs)")
+    parser.add_argument(
+        "--max-sentences", type=int, help="score only the first N sentences of each example (smoke runs)"
+    )
     parser.add_argument("--repeats", type=int, default=2, help="timed repeats of every mode (median reported)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--config", default=str(ROOT / "configs" / "exit-offline.toml"), help="the scorer's config")
@@ -153,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from ragsift.config import build_plugin
     from ragsift.datasets import load_examples
+    from ragsift.registry import build_plugin
     from ragsift.splitters.sentencizer import SentencizerSplitter
 
     spec = dict(tomllib.loads(Path(args.config).read_text())["compressor"]["scorer"])
@@ -165,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     assert scorers["reference"]._model is scorers["prefix-shared"]._model
 
     splitter = SentencizerSplitter()
-    examples = [(ex, splitter.split_all(ex.documents)[: args.max_sentences]) for ex in load_examples(None, limit=args.examples)]
+    examples = [
+        (ex, splitter.split_all(ex.documents)[: args.max_sentences]) for ex in load_examples(None, limit=args.examples)
+    ]
     n_sentences = sum(len(s) for _, s in examples)
     # warm-up pass (first-call allocations), not timed
     scorers["prefix-shared"].score(examples[0][0], examples[0][1][:2])
@@ -181,7 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     memory_kind = PeakMemory().kind
     # the census below counts with the same rule: every timed run is checked against it (counted
     # here, outside the timed runs)
-    counted = np.array([token_counts(scorers["reference"].prompts(ex, sentences), args.batch_size) for ex, sentences in examples]).sum(0)
+    counted = np.array(
+        [token_counts(scorers["reference"].prompts(ex, sentences), args.batch_size) for ex, sentences in examples]
+    ).sum(0)
     expected_tokens = {"reference": int(counted[0]), "prefix-shared": int(counted[1]), "authors-call": int(counted[0])}
     for repeat in range(args.repeats):
         for mode in modes:
@@ -212,14 +234,17 @@ def main(argv: list[str] | None = None) -> int:
     base_cpu = statistics.median(cpu["reference"])
     lines = [
         f"Command: `python benchmarks/exit_scoring.py --examples {args.examples} --repeats {args.repeats}"
-        f" --batch-size {args.batch_size}" + (f" --threads {args.threads}" if args.threads else "")
-        + (f" --max-sentences {args.max_sentences}" if args.max_sentences else "") + "`  ",
+        f" --batch-size {args.batch_size}"
+        + (f" --threads {args.threads}" if args.threads else "")
+        + (f" --max-sentences {args.max_sentences}" if args.max_sentences else "")
+        + "`  ",
         f"Model: `{spec['model']}` (SmolLM2-135M-Instruct, fp32, CPU, {torch.get_num_threads()} torch threads), "
         f"template of `{Path(args.config).name}`; {args.examples} HotpotQA examples, {n_sentences} sentences "
         f"(sentencizer); median over {args.repeats} repeat(s) (authors-call: 1 run); torch {torch.__version__}, "
         f"{os.cpu_count()} CPUs shared with other work (CPU time is the steadier figure).",
         "",
-        f"| mode | tokens through the model | forward passes | wall time (s) | CPU time (s) | sentences/s (wall) | peak {memory_kind} growth (MiB) | max abs score diff vs reference | speed-up vs reference (wall / CPU) |",
+        "| mode | tokens through the model | forward passes | wall time (s) | CPU time (s) | sentences/s (wall) | "
+        f"peak {memory_kind} growth (MiB) | max abs score diff vs reference | speed-up vs reference (wall / CPU) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for mode in modes:
@@ -233,19 +258,23 @@ def main(argv: list[str] | None = None) -> int:
     lines.append(f"Token ratio reference / prefix-shared: {tokens['reference'] / tokens['prefix-shared']:.2f}.")
     if "authors-call" in modes:
         lines[-1] += (
-            f" prefix-shared vs authors-call: {statistics.median(times['authors-call']) / statistics.median(times['prefix-shared']):.2f}x wall, "
+            " prefix-shared vs authors-call: "
+            f"{statistics.median(times['authors-call']) / statistics.median(times['prefix-shared']):.2f}x wall, "
             f"{statistics.median(cpu['authors-call']) / statistics.median(cpu['prefix-shared']):.2f}x CPU."
         )
     lines.append(token_census(scorers["prefix-shared"], args.batch_size))
-    lines.append("All wall times (s): " + "; ".join(f"{m}: " + ", ".join(f"{t:.1f}" for t in times[m]) for m in modes) + ".")
+    lines.append(
+        "All wall times (s): " + "; ".join(f"{m}: " + ", ".join(f"{t:.1f}" for t in times[m]) for m in modes) + "."
+    )
     lines += [
         "",
-        f"Rows: `reference` = ragsift's `mode = \"reference\"`, the EXIT authors' batching ({args.batch_size} complete prompts per "
-        "forward pass, left padding, pad = eos) with next-token logits at the last position only; `authors-call` = "
+        "Rows: `reference` = ragsift's `mode = \"reference\"`, the EXIT authors' batching "
+        f"({args.batch_size} complete prompts per forward pass, left padding, pad = eos) with next-token logits "
+        "at the last position only; `authors-call` = "
         "the same batches called as the authors' code does (default positions, logits at every position, "
         "then the last one taken); `prefix-shared` = ragsift's default (query head once per example into a KV "
-        f"cache; then per document one packed pass of its context and up to {args.batch_size} of its sentence suffixes, with a "
-        "block attention mask). Tokens include padding. "
+        f"cache; then per document one packed pass of its context and up to {args.batch_size} of its sentence "
+        "suffixes, with a block attention mask). Tokens include padding. "
         "Score differences are fp32 rounding.",
     ]
     report = "\n".join(lines)

@@ -1,38 +1,49 @@
-"""ragsift: evidence selection for retrieval-augmented generation."""
+"""ragsift: evidence selection for retrieval-augmented generation.
+
+The plugin author's surface is importable from here (docs/plugins.md): ``hookimpl``, ``Params``,
+``PluginSpec``, the stage base classes, ``Selection``, ``register`` (in-process registration) and
+``check_plugin`` (the conformance kit). Importing ragsift loads no plugin.
+"""
 
 from __future__ import annotations
 
-from ragsift.types import CompressionResult, Document, EvidenceSpan, Example, Selection, Sentence
+from typing import Any
 
-__version__ = "0.1.0"
+from ragsift.assemblers.base import Assembler
+from ragsift.compressors.base import Compressor
+from ragsift.datasets.base import DatasetLoader
+from ragsift.hookspecs import hookimpl
+from ragsift.judges.base import Judge
+from ragsift.labelers.base import Labeler
+from ragsift.metrics.base import Metric
+from ragsift.plugin import Params, Plugin, PluginSpec
+from ragsift.readers.base import Reader
+from ragsift.registry import build_plugin, get_registry, register
+from ragsift.scorers.base import Scorer
+from ragsift.selectors.base import Selector
+from ragsift.splitters.base import Splitter
+from ragsift.types import CompressionResult, Document, EvidenceSpan, Example, Selection, Sentence
+from ragsift.version import __version__
 
 __all__ = [
     "__version__",
-    "CompressionResult",
-    "Document",
-    "EvidenceSpan",
-    "Example",
-    "Selection",
-    "Sentence",
-    "get_registry",
-    "load_config",
-    "build_plugin",
-    "load_compressor",
-    "make_example",
+    # data
+    "CompressionResult", "Document", "EvidenceSpan", "Example", "Selection", "Sentence",
+    # writing plugins
+    "hookimpl", "Params", "Plugin", "PluginSpec", "register", "check_plugin",
+    "Splitter", "Scorer", "Selector", "Assembler", "Compressor", "Judge", "Reader", "DatasetLoader",
+    "Metric", "Labeler",
+    # using ragsift
+    "get_registry", "build_plugin", "load_config", "load_compressor", "make_example",
 ]
 
+_LAZY = {"check_plugin": "ragsift.testing", "load_config": "ragsift.config", "load_compressor": "ragsift.api",
+         "make_example": "ragsift.api"}
 
-def __getattr__(name: str):  # lazy: importing ragsift loads no plugin
-    if name == "get_registry":
-        from ragsift.registry import get_registry
 
-        return get_registry
-    if name in ("load_config", "build_plugin"):
-        from ragsift import config
+def __getattr__(name: str) -> Any:  # modules that import every stage load on first use
+    if name in _LAZY:
+        import importlib
 
-        return getattr(config, name)
-    if name in ("load_compressor", "make_example"):
-        from ragsift import api
-
-        return getattr(api, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(name)

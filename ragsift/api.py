@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
+from ragsift.compressors.base import Compressor
+from ragsift.config import find_config, load_config
 from ragsift.errors import ConfigError, UsageError
+from ragsift.plugin import merge_spec
+from ragsift.registry import build_plugin, get_registry
 from ragsift.types import Document, Example
 
 __all__ = ["load_compressor", "make_example"]
 
 
-def load_compressor(name: str, **overrides: Any) -> Any:
+def load_compressor(name: str, **overrides: Any) -> Compressor:
     """A compressor by config name (``"exit-offline"``, a path) or by registered compressor name
     (``"bm25"``), with stage overrides as keyword tables: ``load_compressor("bm25", selector={"k": 3})``."""
-    from ragsift.config import build_plugin, find_config, load_config
-    from ragsift.registry import get_registry
-
     if name in get_registry().names("compressor"):
-        return build_plugin("compressor", {"name": name, **overrides}, f"compressor '{name}'")
+        return cast(Compressor, build_plugin("compressor", {"name": name, **overrides}, f"compressor '{name}'"))
     try:
         config = load_config(find_config(name))
     except ConfigError:
@@ -28,9 +29,12 @@ def load_compressor(name: str, **overrides: Any) -> Any:
     specs = config.compressor_specs()
     if len(specs) != 1:
         raise ConfigError(f"{config.source} holds {len(specs)} compressors ({', '.join(specs)}); name one of them.")
-    (spec,) = specs.values()
-    merged = {**spec, **{k: {**spec.get(k, {}), **v} if isinstance(v, Mapping) else v for k, v in overrides.items()}}
-    return build_plugin("compressor", merged, config.source)
+    (spec,) = (dict(s) for s in specs.values())
+    for key, value in overrides.items():
+        old = spec.get(key)
+        old = {"name": old} if isinstance(old, str) else old
+        spec[key] = merge_spec(old, value) if isinstance(value, Mapping) and isinstance(old, Mapping) else value
+    return cast(Compressor, build_plugin("compressor", spec, config.source))
 
 
 def make_example(question: str, documents: Iterable[str | tuple[str, str] | Mapping[str, Any]],

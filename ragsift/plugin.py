@@ -6,15 +6,20 @@ in ``warm_up()``, so every plugin can be built and checked on a CPU-only machine
 
 from __future__ import annotations
 
+import re
 import types
 from abc import ABC
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ragsift.errors import ConfigError
 
-__all__ = ["Params", "Plugin", "format_validation_error", "accepts_bool", "reject_bool"]
+__all__ = [
+    "Params", "ModelParams", "CausalLMParams", "Plugin", "PluginSpec", "merge_spec", "format_validation_error",
+    "accepts_bool", "reject_bool",
+]
 
 
 def accepts_bool(annotation: Any) -> bool:
@@ -51,6 +56,62 @@ class Params(BaseModel):
         return reject_bool(cls, value, info)
 
 
+class ModelParams(Params):
+    """Params of a plugin that loads a model: which (a Hub id, a folder, a GGUF file or
+    ``package:PKG/PATH``; see :mod:`ragsift.models`), where it runs, the precision of its weights."""
+
+    model: str = Field(min_length=1)
+    device: str = "auto"
+    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, value: str) -> str:
+        if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", value):
+            raise ValueError("must be 'auto', 'cpu', 'cuda' or 'cuda:N'")
+        return value
+
+
+class CausalLMParams(ModelParams):
+    """Params of a plugin that loads a causal LM (:func:`ragsift.models.load_causal_lm`)."""
+
+    #: a PEFT (LoRA) adapter on top of the model; "" = none
+    adapter: str | None = None
+    #: bitsandbytes NF4 weights with ``dtype`` compute (CUDA only)
+    load_in_4bit: bool = False
+
+    @field_validator("adapter")
+    @classmethod
+    def _no_empty_adapter(cls, value: str | None) -> str | None:
+        return value if value and value.strip() else None
+
+
+def _plugin_spec(value: Any) -> dict[str, Any]:
+    if isinstance(value, str) and value:
+        return {"name": value}
+    if isinstance(value, Mapping):
+        name = value.get("name")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"'name' must be the name of a registered plugin; got {name!r}")
+        return dict(value)
+    raise ValueError("must be a plugin name or a table with 'name' and the plugin's params")
+
+
+#: a params field naming another plugin: a plugin name (``"nltk-punkt"``) or a table with ``name``
+#: and that plugin's params; a table without ``name`` overrides a default's params (:func:`merge_spec`)
+PluginSpec = Annotated[dict[str, Any], BeforeValidator(_plugin_spec)]
+
+
+def merge_spec(default: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The one rule for a plugin spec over a default spec: no override -> the default; an override
+    without ``name`` or with the default's name -> the default's params updated by it; an override
+    naming another plugin -> the override alone."""
+    default, override = dict(default or {}), dict(override or {})
+    if override.get("name") in (None, default.get("name")):
+        return {**default, **override}
+    return override
+
+
 def _loc(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) or "params"
 
@@ -81,6 +142,11 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
     """
 
     Params: ClassVar[type[Params]] = Params
+    #: the stage this plugin belongs to, declared by each stage's base class (``Scorer``: "scorer");
+    #: the registry refuses a class registered under another stage
+    stage: ClassVar[str | None] = None
+    #: capability: the same input (and params, seed included) always gives the same output
+    deterministic: ClassVar[bool] = True
     #: True when the plugin loads model weights on first use (conformance checks then skip the
     #: parts that need them)
     needs_model: ClassVar[bool] = False

@@ -1,13 +1,10 @@
-"""The registry: the only table of plugins.
+"""The registry: the only table of plugins, and the one place that builds them.
 
-Plugins are found through pluggy hooks, one per stage (``ragsift.hookspecs``). ragsift's own
-plugin modules (listed in ``BUILTIN_PLUGIN_MODULES``) and third-party modules announced under
-the entry-point group ``ragsift`` go through the same hooks. Nothing is imported until the first
-look-up.
-
-Environment variable ``RAGSIFT_PLUGINS`` restricts which installed third-party plugins load:
-unset loads all of them; an empty value (or ``none``) loads none; a comma-separated list loads
-only the entry points with those names.
+Plugins are found through pluggy hooks, one per stage (``ragsift.hookspecs``): ragsift's own
+plugin packages and third-party modules announced under the entry-point group ``ragsift`` alike,
+loaded on the first look-up. A class registered under another stage than its base class declares
+is refused, naming it. ``RAGSIFT_PLUGINS`` restricts which installed third-party plugins load:
+unset = all; empty (or ``none``) = none; a comma-separated list = only those entry points.
 """
 
 from __future__ import annotations
@@ -16,52 +13,32 @@ import importlib
 import importlib.metadata
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pluggy
 
 from ragsift import hookspecs
 from ragsift.errors import ConfigError, DuplicatePluginError, UnknownPluginError
+from ragsift.plugin import Plugin, merge_spec
 
 __all__ = [
-    "STAGES",
-    "BUILTIN_PLUGIN_MODULES",
-    "PluginInfo",
-    "Registry",
-    "get_registry",
-    "reset_registry",
+    "STAGES", "BUILTIN_PLUGIN_MODULES", "PluginInfo", "Registry", "get_registry", "reset_registry",
+    "build_plugin", "split_spec", "register"
 ]
 
-#: stage name -> name of its registration hook
+#: stage name -> name of its registration hook (``register_`` + the stage's plural)
 STAGES: dict[str, str] = {
-    "splitter": "register_splitters",
-    "scorer": "register_scorers",
-    "selector": "register_selectors",
-    "assembler": "register_assemblers",
-    "compressor": "register_compressors",
-    "judge": "register_judges",
-    "reader": "register_readers",
-    "labeler": "register_labelers",
-    "trainer": "register_trainers",
-    "dataset": "register_datasets",
-    "metric": "register_metrics",
+    stage: f"register_{stage}s"
+    for stage in ("splitter", "scorer", "selector", "assembler", "compressor", "judge", "reader", "labeler", "trainer",
+                  "dataset", "metric")
 }
 
-#: ragsift's own plugin modules; each implements one or more registration hooks.
-BUILTIN_PLUGIN_MODULES: tuple[str, ...] = (
-    "ragsift.splitters",
-    "ragsift.scorers",
-    "ragsift.selectors",
-    "ragsift.assemblers",
-    "ragsift.compressors",
-    "ragsift.judges",
-    "ragsift.readers",
-    "ragsift.labelers",
-    "ragsift.trainers",
-    "ragsift.datasets",
-    "ragsift.metrics",
-)
+#: ragsift's own plugin modules, one package per stage (``ragsift.scorers``, ...); each implements
+#: its stage's registration hook.
+BUILTIN_PLUGIN_MODULES: tuple[str, ...] = tuple(f"ragsift.{stage}s" for stage in STAGES)
 
 ENV_VAR = "RAGSIFT_PLUGINS"
 
@@ -105,6 +82,14 @@ class Registry:
             name = source or getattr(plugin, "__name__", None) or repr(plugin)
             self._extra.append((plugin, name))
             self._plugins = None
+
+    def register(self, name: str, cls: type) -> None:
+        """Add one plugin class under ``name`` through the hook of the stage its base declares."""
+        hook = STAGES.get(getattr(cls, "stage", None) or "")
+        if hook is None:
+            raise ConfigError(f"register('{name}', {cls!r}): not a subclass of a ragsift stage base class.")
+        self.add_plugin(SimpleNamespace(**{hook: hookspecs.hookimpl(lambda register: register(name, cls))}),
+                        f"in-process ({name})")
 
     def _load_entry_points(self) -> None:
         if self._entry_points is False:
@@ -150,6 +135,13 @@ class Registry:
                 raise ConfigError(f"{source}: a {stage} name must be a non-empty string; got {name!r}.")
             if not isinstance(cls, type):
                 raise ConfigError(f"{source}: register('{name}', ...) expects a class; got {cls!r}.")
+            declared = getattr(cls, "stage", None)
+            if not issubclass(cls, Plugin) or declared != stage:
+                what = f"a {declared}" if declared else "not a subclass of a ragsift stage base class"
+                raise ConfigError(
+                    f"{source}: {cls.__qualname__} was registered as {stage} '{name}' but is {what}; "
+                    f"register it through register_{declared or stage}s, or subclass the {stage} base class."
+                )
             if name in slot:
                 other = slot[name]
                 raise DuplicatePluginError(
@@ -180,16 +172,37 @@ class Registry:
     def get(self, stage: str, name: str) -> type:
         return self.info(stage, name).cls
 
-    def create(self, stage: str, name: str, params: dict[str, Any] | None = None) -> Any:
+    def create(self, stage: str, name: str, params: Mapping[str, Any] | None = None) -> Any:
         """Build a plugin from its name and params (validated by the plugin itself)."""
         cls = self.get(stage, name)
         instance = cls(**(params or {}))
         instance.registered_name = name
         return instance
 
+    def build(self, stage: str, spec: Mapping[str, Any] | None, where: str = "",
+              default: Mapping[str, Any] | None = None) -> Any:
+        """Build a plugin from a spec table (``{"name": ..., **params}``) laid over ``default``
+        (:func:`ragsift.plugin.merge_spec`), naming ``where`` the spec came from in any error."""
+        name, params = split_spec(stage, merge_spec(default, spec), where)
+        try:
+            return self.create(stage, name, params)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
+
     def all(self) -> dict[str, list[PluginInfo]]:
         table = self._load()
         return {stage: [table[stage][n] for n in sorted(table[stage])] for stage in STAGES}
+
+
+def split_spec(stage: str, spec: Mapping[str, Any], where: str = "") -> tuple[str, dict[str, Any]]:
+    """``{"name": n, **params}`` -> ``(n, params)``."""
+    if not isinstance(spec, Mapping):
+        raise ConfigError(f"{where or stage}: expected a table with 'name' and params; got {spec!r}.")
+    params = dict(spec)
+    name = params.pop("name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where or stage}: a {stage} table needs a 'name' (a registered {stage}); got {name!r}.")
+    return name, params
 
 
 _default: Registry | None = None
@@ -207,3 +220,16 @@ def reset_registry() -> None:
     """Forget the process-wide registry (tests; after installing a plugin)."""
     global _default
     _default = None
+
+
+def build_plugin(stage: str, spec: Mapping[str, Any] | None, where: str = "",
+                 default: Mapping[str, Any] | None = None) -> Any:
+    """A plugin of the process-wide registry from a spec table (see :meth:`Registry.build`)."""
+    return get_registry().build(stage, spec, where, default)
+
+
+def register(name: str, cls: type) -> None:
+    """Register a plugin class in this process (a notebook, a test) under ``name``, in the stage
+    its base class declares: ``ragsift.register("acme-length", LengthScorer)``. Installed
+    packages use the entry-point group ``ragsift`` instead (docs/plugins.md)."""
+    get_registry().register(name, cls)

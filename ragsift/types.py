@@ -12,13 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "Document",
-    "Sentence",
-    "EvidenceSpan",
-    "Example",
-    "Selection",
-    "CompressionResult",
-    "sentence_spans_from_list",
+    "Document", "Sentence", "EvidenceSpan", "Example", "Selection", "CompressionResult",
+    "sentence_spans_from_list"
 ]
 
 

@@ -55,7 +55,9 @@ def _wait_ready(server: LlamaCppServer, deadline_s: float) -> str:
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
-            raise RuntimeError(f"llama.cpp server exited with {server.process.returncode}:\n{server.log.read_text()[-2000:]}")
+            raise RuntimeError(
+                f"llama.cpp server exited with {server.process.returncode}:\n{server.log.read_text()[-2000:]}"
+            )
         try:
             with urllib.request.urlopen(f"{server.base_url}/models", timeout=1) as response:
                 return str(json.load(response)["data"][0]["id"])

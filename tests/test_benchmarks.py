@@ -27,13 +27,17 @@ def _run_and_read_section(name: str, argv: list[str], tmp_path: Path, monkeypatc
 
 def _table_rows(section: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
     pattern = rf"^\| ({'|'.join(map(re.escape, modes))}) \|.*$"
-    return {m.group(1): [c.strip() for c in m.group(0).strip("|").split("|")] for m in re.finditer(pattern, section, re.M)}
+    return {
+        m.group(1): [c.strip() for c in m.group(0).strip("|").split("|")] for m in re.finditer(pattern, section, re.M)
+    }
 
 
 @pytest.mark.slow
 @pytest.mark.integration
 def test_exit_scoring_benchmark_reports_equal_scores_and_fewer_tokens(tmp_path, monkeypatch):
-    section = _run_and_read_section("exit_scoring", ["--examples", "1", "--max-sentences", "5", "--repeats", "1"], tmp_path, monkeypatch)
+    section = _run_and_read_section(
+        "exit_scoring", ["--examples", "1", "--max-sentences", "5", "--repeats", "1"], tmp_path, monkeypatch
+    )
     assert "--examples 1 --repeats 1 --batch-size 8 --max-sentences 5" in section  # the command to reproduce
     rows = _table_rows(section, ("reference", "prefix-shared", "authors-call"))
     assert set(rows) == {"reference", "prefix-shared", "authors-call"}

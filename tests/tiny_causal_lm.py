@@ -12,7 +12,9 @@ from ragsift.types import Document, Example, Sentence
 ARCHITECTURES = ("llama", "gemma")
 
 DOCUMENTS = (
-    Document("Eiffel Tower", "The Eiffel Tower is in Paris. It was completed in 1889. Gustave Eiffel's company built it."),
+    Document(
+        "Eiffel Tower", "The Eiffel Tower is in Paris. It was completed in 1889. Gustave Eiffel's company built it."
+    ),
     Document("Mont Blanc", "Mont Blanc is the highest mountain in the Alps. Climbers start from Chamonix."),
     Document("Bees", "Honey bees live in colonies. A colony has one queen. Workers collect nectar from flowers."),
 )
@@ -75,4 +77,6 @@ def char_tokenizer() -> Any:
     vocab = {c: i for i, c in enumerate(["<unk>", "<eos>", *chars])}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", unk_token="<unk>", name_or_path="tiny-char-tokenizer")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<eos>", unk_token="<unk>", name_or_path="tiny-char-tokenizer"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 from ragsift.errors import UsageError
 from ragsift.plugin import Plugin
@@ -29,6 +30,8 @@ def _clip(value: object) -> str:
 
 class Compressor(Plugin):
     """Compresses the retrieved documents of an example."""
+
+    stage: ClassVar[str] = "compressor"
 
     @abstractmethod
     def compress(self, example: Example) -> CompressionResult:

@@ -1,18 +1,12 @@
 """ECoRAG (Jeong et al., Findings of ACL 2025): evidentiality-guided compression with reflection.
 
-Split the retrieved documents with NLTK's Punkt splitter, score every sentence with a dual
-encoder (query-sentence dot product; the paper's encoder is Contriever fine-tuned on
-evidentiality labels, mean pooling), then grow the evidence in rank order, 4 sentences at a
-time up to 20, until a judge (the paper's evaluator: Flan-T5-large emitting ``<EVI>`` / ``<NOT>``)
-finds it sufficient. The kept sentences are output in rank order, each prefixed with its document's
-title.
-
-Neither of the paper's trained models is public. The defaults below name the public models they
-start from (``facebook/contriever``, ``google/flan-t5-large`` with the two tokens added, untrained),
-so ``ecorag`` with its defaults runs the paper's pipeline but not the paper's weights.
-``configs/ecorag.toml`` writes the paper's settings out; ``configs/ecorag-offline.toml`` runs
-on a CPU with no Hub access (all-MiniLM-L6-v2 and a zero-shot SmolLM2 Yes/No judge).
-Every unpublished detail is a documented parameter: see ``docs/ecorag.md``.
+NLTK Punkt sentences, scored by a dual encoder (dot product), grown in rank order 4 at a time up
+to 20 until a judge (the paper's Flan-T5-large evaluator, ``<EVI>`` / ``<NOT>``) finds them
+sufficient, output in rank order with document titles. The paper's trained models are not
+public: the defaults name the public models they start from (``facebook/contriever``,
+``google/flan-t5-large`` with the two tokens added, untrained). ``configs/ecorag.toml`` writes the
+paper's settings out, ``configs/ecorag-offline.toml`` runs on a CPU; every unpublished detail is
+a documented parameter (docs/ecorag.md).
 """
 
 from __future__ import annotations

@@ -7,18 +7,20 @@ stages; a config may override any stage's params, or swap a stage for another pl
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import field_validator
 
+from ragsift.assemblers.base import Assembler
 from ragsift.compressors.base import Compressor, check_example
-from ragsift.config import build_plugin
 from ragsift.disk_cache import JsonStore
 from ragsift.errors import ConfigError, PluginContractError
-from ragsift.plugin import Params
+from ragsift.plugin import Params, PluginSpec, merge_spec
+from ragsift.registry import build_plugin
+from ragsift.scorers.base import Scorer
 from ragsift.scorers.caching import CachingScorer
+from ragsift.selectors.base import Selector
+from ragsift.splitters.base import Splitter
 from ragsift.types import CompressionResult, Example, Selection
 
 __all__ = ["PipelineCompressor", "PipelineParams", "STAGE_ORDER"]
@@ -27,19 +29,13 @@ STAGE_ORDER = ("splitter", "scorer", "selector", "assembler")
 
 
 class PipelineParams(Params):
-    """Each stage: a table with an optional ``name`` and that plugin's params."""
+    """Each stage: a plugin name, or a table with ``name`` and that plugin's params; a table
+    without ``name`` (or with the default's name) overrides the compressor's default stage."""
 
-    splitter: dict[str, Any] | None = None
-    scorer: dict[str, Any] | None = None
-    selector: dict[str, Any] | None = None
-    assembler: dict[str, Any] | None = None
-
-    @field_validator("splitter", "scorer", "selector", "assembler", mode="before")
-    @classmethod
-    def _table(cls, value: Any) -> Any:
-        if value is not None and not isinstance(value, Mapping):
-            raise ValueError("must be a table with an optional 'name' and the plugin's params")
-        return value
+    splitter: PluginSpec | None = None
+    scorer: PluginSpec | None = None
+    selector: PluginSpec | None = None
+    assembler: PluginSpec | None = None
 
 
 class PipelineCompressor(Compressor):
@@ -57,39 +53,33 @@ class PipelineCompressor(Compressor):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self.stage_specs = self._resolve_specs()
         owner = type(self).__name__
-        self.splitter = build_plugin("splitter", self.stage_specs["splitter"], f"{owner} splitter")
-        self.scorer = build_plugin("scorer", self.stage_specs["scorer"], f"{owner} scorer")
-        self.selector = build_plugin("selector", self.stage_specs["selector"], f"{owner} selector")
-        self.assembler = build_plugin("assembler", self.stage_specs["assembler"], f"{owner} assembler")
+        built = {}
+        for stage in STAGE_ORDER:
+            spec = merge_spec(self.default_stages.get(stage), getattr(self.params, stage))
+            if not spec.get("name"):
+                raise ConfigError(f"{owner}: stage '{stage}' needs a plugin: add [compressor.{stage}] with a 'name'.")
+            built[stage] = build_plugin(stage, spec, f"{owner} {stage}")
+        self.splitter: Splitter = built["splitter"]
+        self.scorer: Scorer = built["scorer"]
+        self.selector: Selector = built["selector"]
+        self.assembler: Assembler = built["assembler"]
         try:
-            self.selector.check_score_range(self.scorer.score_range(), self.stage_specs["scorer"]["name"])
+            self.selector.check_score_range(self.scorer.score_range(), str(self.scorer.registered_name))
         except ConfigError as exc:
             raise ConfigError(f"{owner} selector: {exc}") from None
-
-    def _resolve_specs(self) -> dict[str, dict[str, Any]]:
-        specs: dict[str, dict[str, Any]] = {}
-        for stage in STAGE_ORDER:
-            default = dict(self.default_stages.get(stage) or {})
-            override = dict(getattr(self.params, stage) or {})
-            if override.get("name") in (None, default.get("name")):
-                spec = {**default, **override}
-            else:
-                spec = override
-            if not spec.get("name"):
-                raise ConfigError(
-                    f"{type(self).__name__}: stage '{stage}' needs a plugin: add [compressor.{stage}] with a 'name'."
-                )
-            specs[stage] = spec
-        return specs
 
     @property
     def stages(self) -> dict[str, Any]:
         return {"splitter": self.splitter, "scorer": self.scorer, "selector": self.selector, "assembler": self.assembler}
 
+    @property
+    def deterministic(self) -> bool:  # type: ignore[override]
+        """Deterministic when every stage is."""
+        return all(type(plugin).deterministic for plugin in self.stages.values())
+
     def config(self) -> dict[str, Any]:
-        return {stage: {"name": self.stage_specs[stage]["name"], **plugin.config()} for stage, plugin in self.stages.items()}
+        return {stage: {"name": plugin.registered_name, **plugin.config()} for stage, plugin in self.stages.items()}
 
     def warm_up(self) -> None:
         for plugin in self.stages.values():
@@ -99,7 +89,7 @@ class PipelineCompressor(Compressor):
         """``scorer 'bm25' (BM25Scorer)``: the plugin of a stage, for contract errors."""
         plugin = self.stages[stage]
         plugin = getattr(plugin, "inner", plugin)  # a caching wrapper: name the scorer it wraps
-        return f"{stage} '{self.stage_specs[stage]['name']}' ({type(plugin).__qualname__})"
+        return f"{stage} '{plugin.registered_name}' ({type(plugin).__qualname__})"
 
     def _check_kept(self, selection: Any, n: int, example_id: str) -> list[int]:
         kept = getattr(selection, "kept", None)
@@ -120,12 +110,12 @@ class PipelineCompressor(Compressor):
         another pipeline's caching scorer to share (a sweep's grid points share one scorer and
         splitter, so the model loads and scores once). Returns the caching scorer in use."""
         if isinstance(store, CachingScorer):
-            if store.splitter != {"name": self.stage_specs["splitter"]["name"], **self.splitter.config()}:
+            if store.splitter != {"name": self.splitter.registered_name, **self.splitter.config()}:
                 raise ValueError("a shared caching scorer must come from a pipeline with the same splitter")
             self.scorer = store
             return store
         if not isinstance(self.scorer, CachingScorer):
-            splitter = {"name": self.stage_specs["splitter"]["name"], **self.splitter.config()}
+            splitter = {"name": self.splitter.registered_name, **self.splitter.config()}
             self.scorer = CachingScorer(self.scorer, store, splitter=splitter)
         return self.scorer
 

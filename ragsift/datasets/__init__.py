@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from ragsift.datasets.loading import bundled_sample_path, detect_format, load_examples
+from ragsift.datasets.loading import (
+    DataSource,
+    bundled_sample_path,
+    detect_format,
+    load_examples,
+    resolve_data,
+)
 from ragsift.hookspecs import Register, hookimpl
 
-__all__ = ["bundled_sample_path", "detect_format", "load_examples", "register_datasets"]
+__all__ = ["DataSource", "bundled_sample_path", "detect_format", "load_examples", "register_datasets", "resolve_data"]
 
 
 @hookimpl

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 from ragsift.plugin import Plugin
 from ragsift.types import Example
@@ -14,6 +15,8 @@ __all__ = ["DatasetLoader"]
 
 class DatasetLoader(Plugin):
     """Reads one file format. Malformed records raise ``DataFormatError`` naming file and line."""
+
+    stage: ClassVar[str] = "dataset"
 
     @abstractmethod
     def load(self, path: str | Path) -> Iterator[Example]:

@@ -1,17 +1,20 @@
-"""Loading examples from a file by format name, or by detecting the format."""
+"""Loading examples from a file by format name, or by detecting the format; which file and
+format a run reads (:func:`resolve_data`)."""
 
 from __future__ import annotations
 
 import importlib.resources
 import itertools
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragsift.errors import DataFormatError
+from ragsift.registry import get_registry
 from ragsift.types import Example
 
-__all__ = ["BUNDLED_SAMPLE", "bundled_sample_path", "detect_format", "load_examples"]
+__all__ = ["BUNDLED_SAMPLE", "DataSource", "bundled_sample_path", "detect_format", "load_examples", "resolve_data"]
 
 #: the evaluation sample shipped inside the package (100 HotpotQA dev questions)
 BUNDLED_SAMPLE = "hotpotqa-dev-sf100.json"
@@ -29,7 +32,6 @@ def bundled_sample_path() -> Path:
 def detect_format(path: str | Path) -> str:
     """The name of the registered dataset loader whose ``sniff`` accepts ``path``."""
     from ragsift.datasets.json_records import read_head
-    from ragsift.registry import get_registry
 
     path = Path(path)
     if not path.is_file():
@@ -62,8 +64,6 @@ def load_examples(
     ``source=None`` reads the bundled HotpotQA sample. ``limit`` keeps the first examples only;
     ``params`` are the loader's params (e.g. ``{"top_k": 5}`` for ``retrieval``).
     """
-    from ragsift.registry import get_registry
-
     if limit is not None and limit < 0:
         raise ValueError(f"load_examples: 'limit' must be >= 0 or None; got {limit}.")
     if source is None:
@@ -77,3 +77,34 @@ def load_examples(
     loader = get_registry().create("dataset", name, dict(params or {}))
     examples = loader.load(path)
     return examples if limit is None else itertools.islice(examples, limit)
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """A file, the loader that reads it (None: detected) and the loader's params."""
+
+    path: Path
+    format: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def load(self, limit: int | None = None) -> Iterator[Example]:
+        return load_examples(self.path, self.format, limit, self.params)
+
+
+def resolve_data(dataset: Mapping[str, Any] | None, source: str | Path | None = None,
+                 format: str | None = None) -> DataSource:
+    """What a run reads, from a config's ``[dataset]`` table and the command line's file and format.
+
+    The file: ``source``, else the table's ``path``, else the bundled HotpotQA sample. The loader:
+    ``format``, else the table's ``name``, else detected (the bundled sample: ``hotpotqa``), with
+    the table's other keys as its params; when ``source`` is another file than the table's path,
+    the table does not describe it, so its format is detected and its params are not used.
+    """
+    spec = dict(dataset or {})
+    name, path = spec.pop("name", None), spec.pop("path", None)
+    if source is not None and format is None and path is not None and Path(source) != Path(path):
+        name, spec = None, {}
+    chosen = source if source is not None else path
+    if chosen is None:
+        return DataSource(bundled_sample_path(), format or name or "hotpotqa", spec)
+    return DataSource(Path(chosen).expanduser(), format or name, spec)

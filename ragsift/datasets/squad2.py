@@ -15,12 +15,15 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from ragsift.datasets.file_loader import FileLoader, LoaderParams, head_has_keys, head_starts_with
 from ragsift.datasets.json_records import Record, RecordModel, iter_member_array, parse_record
+from ragsift.plugin import PluginSpec
+from ragsift.registry import build_plugin
 from ragsift.splitters.base import trim_span
 from ragsift.types import Document, EvidenceSpan, Example
 
 __all__ = ["SQuAD2Loader", "SQuADArticle", "answer_sentences", "align_answer"]
 
 Span = tuple[int, int]
+DEFAULT_SPLITTER = {"name": "nltk-punkt"}
 
 
 class SQuADAnswer(RecordModel):
@@ -58,7 +61,7 @@ class SQuAD2Params(LoaderParams):
     max_distractors: int = Field(default=9, ge=0)
     distractors: Literal["following", "random"] = "following"
     seed: int = 0
-    splitter: str | dict[str, Any] = "nltk-punkt"
+    splitter: PluginSpec = Field(default_factory=lambda: dict(DEFAULT_SPLITTER))
 
 
 def align_answer(context: str, text: str, start: int) -> Span | None:
@@ -107,11 +110,7 @@ class SQuAD2Loader(FileLoader):
 
     def _sentence_spans(self, text: str) -> tuple[Span, ...]:
         if self._splitter is None:
-            from ragsift.config import build_plugin
-
-            spec = self.params.splitter
-            spec = {"name": spec} if isinstance(spec, str) else spec
-            self._splitter = build_plugin("splitter", spec, "SQuAD2Loader 'splitter'")
+            self._splitter = build_plugin("splitter", self.params.splitter, "SQuAD2Loader 'splitter'", DEFAULT_SPLITTER)
         return _trim(text, self._splitter.spans(text)) if text.strip() else ()
 
     def read(self, path: Path) -> Iterator[Example]:

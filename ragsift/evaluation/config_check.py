@@ -13,13 +13,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ragsift.config import RunConfig, build_plugin
+from ragsift.config import RunConfig
 from ragsift.errors import RagsiftError
 from ragsift.evaluation.manifest import model_specs
 from ragsift.evaluation.predictions import prediction_paths
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.sweep import expand_sweeps
-from ragsift.model_check import check_model
+from ragsift.models import check_model
+from ragsift.registry import build_plugin
 
 __all__ = ["config_problems"]
 

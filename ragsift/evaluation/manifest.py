@@ -22,18 +22,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "MANIFEST_NAME",
-    "sha256_file",
-    "sha256_bytes",
-    "git_state",
-    "package_versions",
-    "device_info",
-    "model_specs",
-    "describe_models",
-    "read_manifest",
-    "write_manifest",
-    "now",
-    "command_line",
+    "MANIFEST_NAME", "sha256_file", "sha256_bytes", "git_state", "package_versions", "device_info", "model_specs",
+    "describe_models", "read_manifest", "write_manifest", "now", "command_line"
 ]
 
 MANIFEST_NAME = "manifest.json"

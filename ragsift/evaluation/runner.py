@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsift.config import RunConfig, build_plugin, load_config
+from ragsift.config import RunConfig, load_config
 from ragsift.errors import ConfigError, DataFormatError, OutputError, RagsiftError
 from ragsift.evaluation import manifest as mf
 from ragsift.evaluation import sweep as sw
@@ -36,6 +36,7 @@ from ragsift.metrics.base import Metric, MetricInput, MetricOutput
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
+from ragsift.registry import build_plugin
 from ragsift.types import Example
 
 __all__ = ["EvaluationInterrupted", "RunOptions", "run_evaluation", "resolve_data", "version_changes"]
@@ -64,22 +65,13 @@ class RunOptions:
 
 
 def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None]:
-    """(file, loader name or None for detection) as ``RunConfig.load_examples`` resolves them:
-    ``--data``, else the ``[dataset]`` path, else the bundled HotpotQA sample."""
-    from ragsift.datasets import bundled_sample_path
-
-    spec = dict(config.dataset or {})
-    name, path = spec.get("name"), spec.get("path")
-    if data is not None and fmt is None and path is not None and Path(data) != Path(path):
-        name = None  # another file than the config's: its format is detected
-    source = data if data is not None else path
-    if source is None:
-        return bundled_sample_path(), fmt or name or "hotpotqa"
-    return Path(source).expanduser(), fmt or name
+    """(file, loader name or None for detection) by the one rule, :func:`ragsift.datasets.resolve_data`."""
+    source = config.data(data, fmt)
+    return source.path, source.format
 
 
 def _load_examples(config: RunConfig, opts: RunOptions, limit: int | None, path: Path) -> list[Example]:
-    examples = list(config.load_examples(opts.data, format=opts.format, limit=limit))
+    examples = list(config.data(opts.data, opts.format).load(limit))
     seen: set[str] = set()
     for ex in examples:
         if ex.id in seen:
@@ -171,12 +163,12 @@ def version_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
 def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, data: Path, fmt: str | None,
                    settings: EvaluationSettings, limit: int | None, n: int, compressors: Mapping[str, Any],
                    reader: Any, metrics: Sequence[Metric]) -> dict[str, Any]:
-    import ragsift
+    from ragsift.version import __version__
 
     models = {label: mf.describe_models(list(mf.model_specs(c.config()))) for label, c in compressors.items()}
     tokenizers = sorted({m.params.tokenizer for m in metrics if hasattr(m.params, "tokenizer")})
     return {
-        "ragsift_version": ragsift.__version__,
+        "ragsift_version": __version__,
         "git": mf.git_state(),
         "created_at": mf.now(),
         "status": "running",

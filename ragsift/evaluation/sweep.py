@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragsift.compressors.pipeline import PipelineCompressor
-from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
+from ragsift.registry import build_plugin
 
 __all__ = ["SWEPT_STAGES", "Sweep", "expand_sweeps", "point_label", "limits_by_label", "sweep_shares"]
 

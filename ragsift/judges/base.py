@@ -3,10 +3,8 @@
 ECoRAG's reflection asks a judge (the paper's "evaluator"), after each step of adding sentences,
 whether the evidence collected so far is sufficient. A judge returns P(evidential) for each of
 several evidence sets in one batched call; ``is_evidential(p)`` compares with ``threshold``.
-
-Assumption (the input of ECoRAG's evaluator is not published): the input is ``template`` formatted with
-``{question}`` and ``{evidence}``, where ``{evidence}`` is the set's items (already formatted by
-the caller, e.g. ``"{title}: {sentence}"``) joined with ``evidence_separator``.
+Assumption (the evaluator's input is not published): ``template`` filled with ``{question}`` and
+``{evidence}``, the set's items (formatted by the caller) joined with ``evidence_separator``.
 """
 
 from __future__ import annotations
@@ -57,7 +55,7 @@ class Judge(Plugin):
     """Judges whether evidence sets suffice to answer a question (ECoRAG's evaluator)."""
 
     stage: ClassVar[str] = "judge"
-    Params = JudgeParams
+    Params: ClassVar[type[Params]] = JudgeParams
     #: names of the params holding the evidential / not-evidential answer tokens (must differ)
     label_params: ClassVar[tuple[str, str] | None] = None
 

@@ -1,30 +1,23 @@
 """A Yes/No judge on a chat model: "Is this evidence enough to answer the question?".
 
 A stand-in for ECoRAG's trained Flan-T5 evaluator that runs anywhere a small instruction-tuned
-causal LM does (the offline configs use SmolLM2-135M-Instruct). P(evidential) =
-P(Yes) / (P(Yes) + P(No)) from the next-token logits after the prompt, read through the chat
-template with a generation prompt, by the Yes/No engine (:class:`ragsift.lm.YesNoEngine`).
-
-Several evidence sets in one call (the ``batched`` reflection mode) share most of their prompt:
-the top 8 sentences start with the top 4. With ``share_prefix`` (default) the engine picks the
-layout that runs the fewest tokens among those the model supports (here: the longest prompt once,
-the others reusing its KV cache for the tokens they share); a model that cannot share prefixes
-gets padded batches. The probabilities equal those of each prompt run alone (up to float rounding).
-
-Documented assumptions: the prompt (``template``, optional ``system_prompt``) is ragsift's own,
-phrased like EXIT's Yes/No question; prompts are never cut (too long -> an error).
+causal LM does (the offline configs use SmolLM2-135M-Instruct): P(Yes) / (P(Yes) + P(No)) after
+the chat-templated prompt, from the Yes/No engine (:mod:`ragsift.lm`). With ``share_prefix`` the
+engine shares the nested candidate sets' prefixes where the model can (docs/ecorag.md).
+Assumptions: the prompt is ragsift's own; prompts are never cut (too long -> an error).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from pydantic import Field
 
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import YesNoEngine, chat_prompt, encode_prompts
 from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.plugin import CausalLMParams
 
 __all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
@@ -34,7 +27,7 @@ DEFAULT_CAUSAL_TEMPLATE = (
 )
 
 
-class CausalJudgeParams(JudgeParams):
+class CausalJudgeParams(JudgeParams, CausalLMParams):
     model: str = OFFLINE_SMOLLM2
     template: str = DEFAULT_CAUSAL_TEMPLATE
     system_prompt: str | None = None
@@ -42,10 +35,6 @@ class CausalJudgeParams(JudgeParams):
     use_chat_template: bool = True
     positive_token: str = "Yes"
     negative_token: str = "No"
-    adapter: str | None = None
-    device: str = "auto"
-    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
-    load_in_4bit: bool = False
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=4096, ge=1)
     #: several sets in one call (batched reflection): let the engine share prefixes where the model

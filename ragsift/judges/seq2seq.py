@@ -1,32 +1,24 @@
 """ECoRAG's evaluator as a judge: a T5-family model whose first decoded token is ``<EVI>`` or ``<NOT>``.
 
-The paper fine-tunes Flan-T5-large with two added tokens, ``<EVI>`` (the evidence suffices) and
-``<NOT>``; P(evidential) = softmax over the logits of those two tokens at the first decoder
-step. The trained checkpoint is not public, so the default ``google/flan-t5-large`` carries the
-added tokens with untrained embeddings: its judgements are not ECoRAG's until it is fine-tuned.
-
-Documented assumptions:
-
-- Input template (not published): see :class:`Seq2SeqJudgeParams.template`.
-- ``add_tokens = true`` adds the two label tokens to the tokenizer as special tokens when it
-  lacks them, and grows the embedding matrix only if the new ids fall outside it (T5 checkpoints
-  keep spare rows: Flan-T5's tokenizer has 32,100 entries, its embeddings 32,128). A trained
-  checkpoint that already has the tokens is used as is.
-- Any two labels that are single tokens work (e.g. ``"yes"`` / ``"no"`` for a zero-shot
-  Flan-T5 with ``add_tokens = false``).
-- An input longer than ``max_length`` tokens is refused, never cut.
+P(evidential) = softmax over the logits of those two tokens at the first decoder step. The
+paper's fine-tuned Flan-T5-large is not public: the default ``google/flan-t5-large`` gets the two
+tokens added with untrained embeddings (``add_tokens``), so its judgements are not ECoRAG's until
+it is fine-tuned. Any two single-token labels work. Inputs over ``max_length`` are refused, never
+cut. Every assumption is listed in docs/ecorag.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from pydantic import Field
 
-from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.errors import ConfigError
 from ragsift.judges.base import Judge, JudgeParams
-from ragsift.lm import single_token_id, two_way_probability
+from ragsift.lm import encode_prompts, single_token_id, two_way_probability
+from ragsift.lm.layouts import chunks, padded_batch
+from ragsift.plugin import ModelParams
 
 __all__ = ["Seq2SeqJudge", "Seq2SeqJudgeParams", "PAPER_EVALUATOR_MODEL", "DEFAULT_SEQ2SEQ_TEMPLATE"]
 
@@ -36,15 +28,13 @@ DEFAULT_SEQ2SEQ_TEMPLATE = (
 )
 
 
-class Seq2SeqJudgeParams(JudgeParams):
+class Seq2SeqJudgeParams(JudgeParams, ModelParams):
     model: str = PAPER_EVALUATOR_MODEL
     template: str = DEFAULT_SEQ2SEQ_TEMPLATE
     evidential_token: str = "<EVI>"
     not_evidential_token: str = "<NOT>"
     #: add the two label tokens to the tokenizer (and grow the embeddings if needed) when missing
     add_tokens: bool = True
-    device: str = "auto"
-    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
     batch_size: int = Field(default=8, ge=1)
     max_length: int = Field(default=2048, ge=1)
 
@@ -80,16 +70,6 @@ class Seq2SeqJudge(Judge):
         self._model, self._tokenizer = model, tokenizer
         self.label_ids = (ids[0], ids[1])
 
-    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
-        encoded = [self._tokenizer.encode(t, add_special_tokens=True) for t in texts]
-        for i, ids in enumerate(encoded):
-            if len(ids) > self.params.max_length:
-                raise PromptTooLongError(
-                    f"Seq2SeqJudge: input {i} has {len(ids)} tokens but max_length is {self.params.max_length}; "
-                    f"raise max_length or judge fewer sentences (the reflection selector's max_sentences)."
-                )
-        return encoded
-
     def probabilities(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[float]:
         if not evidence_sets:
             return []
@@ -97,25 +77,19 @@ class Seq2SeqJudge(Judge):
 
         self.warm_up()
         assert self.label_ids is not None
-        encoded = self._encode([self.format_input(question, s) for s in evidence_sets])
+        texts = [self.format_input(question, s) for s in evidence_sets]
+        encoded = encode_prompts(self._tokenizer, texts, max_length=self.params.max_length, add_special_tokens=True,
+                                 owner="Seq2SeqJudge")
         pad_id = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
         start_id = int(self._model.config.decoder_start_token_id)
         device = next(self._model.parameters()).device
         evi, not_evi = self.label_ids
         out: list[float] = []
         with torch.inference_mode():
-            for start in range(0, len(encoded), self.params.batch_size):
-                chunk = encoded[start : start + self.params.batch_size]
-                width = max(len(ids) for ids in chunk)
-                input_ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
-                mask = torch.zeros((len(chunk), width), dtype=torch.long)
-                for row, ids in enumerate(chunk):  # right padding: the encoder is bidirectional
-                    input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
-                    mask[row, : len(ids)] = 1
-                decoder_input_ids = torch.full((len(chunk), 1), start_id, dtype=torch.long)
-                logits = self._model(
-                    input_ids=input_ids.to(device), attention_mask=mask.to(device),
-                    decoder_input_ids=decoder_input_ids.to(device),
-                ).logits[:, 0, :]
+            for rows in chunks(len(encoded), self.params.batch_size):
+                # right padding: the encoder is bidirectional
+                ids, mask, _ = padded_batch([encoded[i].ids for i in rows], pad_id, device, side="right")
+                decoder_input_ids = torch.full((len(rows), 1), start_id, dtype=torch.long, device=device)
+                logits = self._model(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits[:, 0]
                 out.extend(float(p) for p in two_way_probability(logits[:, evi], logits[:, not_evi]).cpu())
         return out

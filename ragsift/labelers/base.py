@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ragsift.plugin import Plugin
 from ragsift.types import Example
@@ -30,6 +30,8 @@ class SentenceLabel:
 
 class Labeler(Plugin):
     """Makes training data from examples with gold evidence."""
+
+    stage: ClassVar[str] = "labeler"
 
     @abstractmethod
     def label(self, examples: Iterable[Example]) -> Iterator[SentenceLabel]:

@@ -34,12 +34,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ragsift.config import build_plugin
 from ragsift.labelers.base import Labeler, SentenceLabel
 from ragsift.labelers.paragraph_sentences import supporting_documents
 from ragsift.labelers.reader_cache import CachedReader
 from ragsift.metrics.normalize import best_over_gold, contains_answer, exact_match
 from ragsift.plugin import Params
+from ragsift.registry import build_plugin
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.types import Example, Sentence
 

@@ -40,7 +40,7 @@ def write_labels(
     labeler: Labeler, examples: Iterable[Example], output: str | Path, *, input_path: str | Path | None = None
 ) -> dict[str, Any]:
     """Write every record of ``labeler.label(examples)`` to ``output`` and return the manifest."""
-    import ragsift
+    from ragsift.version import __version__
 
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -56,7 +56,7 @@ def write_labels(
         "output": {"path": str(output), "sha256": file_sha256(output), "records": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))},
         "report": labeler.report(),
         "seconds": round(time.perf_counter() - start, 3),
-        "ragsift_version": ragsift.__version__,
+        "ragsift_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     manifest_path(output).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -1,5 +1,5 @@
 """Language-model building blocks shared by scorers, judges, trainers and baselines: encoded
-prompts, batch layouts, and the Yes/No engine (next-token two-way probabilities)."""
+prompts, batch layouts (:mod:`ragsift.lm.layouts`) and the Yes/No engine."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from ragsift.lm.prompts import (
     leading_special_ids,
     resolve_max_length,
     single_token_id,
-    tokenizer_name,
 )
 from ragsift.lm.sentence_prompt import (
     EXIT_TEMPLATE,
@@ -23,21 +22,7 @@ from ragsift.lm.sentence_prompt import (
 )
 
 __all__ = [
-    "DEFAULT_MAX_LENGTH",
-    "EXIT_TEMPLATE",
-    "LAYOUTS",
-    "EncodedPrompt",
-    "Layout",
-    "YesNoEngine",
-    "YesNoPromptEncoder",
-    "YesNoTemplate",
-    "chat_prompt",
-    "document_context",
-    "encode_prompts",
-    "head_tail",
-    "leading_special_ids",
-    "resolve_max_length",
-    "single_token_id",
-    "tokenizer_name",
-    "two_way_probability",
+    "DEFAULT_MAX_LENGTH", "EXIT_TEMPLATE", "LAYOUTS", "EncodedPrompt", "Layout", "YesNoEngine", "YesNoPromptEncoder",
+    "YesNoTemplate", "chat_prompt", "document_context", "encode_prompts", "head_tail", "leading_special_ids",
+    "resolve_max_length", "single_token_id", "two_way_probability",
 ]

@@ -1,21 +1,11 @@
 """The Yes/No engine: P(positive) / (P(positive) + P(negative)) of the next token after each prompt.
 
-Every component that asks a causal LM a two-way question uses it: EXIT's sentence scorer, the
-causal sufficiency judge of ECoRAG's reflection, and the trainers and baselines built on them.
-The score is ``sigmoid(l_pos - l_neg)`` in fp32 from the next-token logits (the softmax over the
-full vocabulary restricted to the two tokens; never a top-k list, which may omit both).
-
-Layouts (:mod:`ragsift.lm.layouts`) give the same probabilities up to float rounding:
-``padded``, ``trunk`` and ``packed``. Policy for models that cannot share prefixes: the sharing
-layouts need a KV cache that can be cut back and no sliding attention window shorter than the
-longest prompt; ``packed`` also needs an attention implementation that takes a 4-D mask (sdpa,
-eager; not flash-attention). A layout asked for by name that the model cannot run is refused
-with a :class:`ConfigError` saying why; ``layout="auto"`` runs the layout that needs the fewest
-tokens among those the model supports (``padded`` on ties, and whenever nothing else runs) and
-records the choice, and why a sharing layout was skipped, in ``stats``.
-
-The only model call is :meth:`YesNoEngine._next_token_logits`. The algorithm is written up in
-``docs/exit.md``.
+Every component that asks a causal LM a two-way question uses it (EXIT's scorer, the causal
+judge, trainers, baselines): ``sigmoid(l_pos - l_neg)`` in fp32 from the next-token logits.
+Policy for models that cannot share prefixes (docs/exit.md, "Modes"): a layout asked for by name
+that the model cannot run is refused, saying why; ``auto`` runs the supported layout that needs
+the fewest tokens (``padded`` on ties and when nothing else runs) and records it in ``stats``.
+The only model call is :meth:`YesNoEngine._next_token_logits`.
 """
 
 from __future__ import annotations
@@ -32,8 +22,8 @@ from ragsift.lm.layouts import (
     chunks,
     common_prefix_length,
     layout_tokens,
-    left_padded_batch,
     packed_segments,
+    padded_batch,
     shared_prefix_groups,
     trunk_plan,
 )
@@ -140,7 +130,7 @@ class YesNoEngine:
 
         out = torch.empty(len(prompts), dtype=torch.float32)
         for rows in chunks(len(prompts), self.batch_size):
-            ids, mask, positions = left_padded_batch([prompts[i].ids for i in rows], self.pad_id, self.device)
+            ids, mask, positions = padded_batch([prompts[i].ids for i in rows], self.pad_id, self.device)
             logits = self._next_token_logits(ids, attention_mask=mask, position_ids=positions, keep=1)[:, -1]
             out[rows.start : rows.stop] = self._probability(logits)
             self._count(ids.numel())

@@ -1,23 +1,8 @@
-"""Batch layouts of encoded prompts: model inputs built without a model.
-
-``padded``: ``batch_size`` complete prompts per forward pass, LEFT padding, so the last column is
-every row's last token. Position ids count real tokens only (``cumsum(mask) - 1``), so each row
-is scored exactly as if it were alone (EXIT's reference batching, up to float rounding).
-
-``trunk``: the longest prompt runs once into a KV cache; every other prompt crops the cache back
-to the ids it shares with that trunk (:func:`trunk_plan`) and runs only the rest. Suits prompts
-that extend one another (ECoRAG's candidate sets: the top 4, top 8, ... sentences).
-
-``packed``: a prefix tree of two levels. Prompts with the same ``prefix`` form a group
-(:func:`shared_prefix_groups`, exact ids); the start all groups share runs once into a KV cache.
-Then, per group, :func:`packed_segments` lays the group's remaining prefix (EXIT: its document
-context) and up to ``batch_size`` of its suffixes side by side in ONE row with a block attention
-mask: the context sees the shared start; each suffix sees the shared start, the context and the
-earlier tokens of its own suffix, nothing else; position ids continue from the prefix in every
-suffix. No padding. A group's further suffixes run against its context, now in the cache. One
-group per row keeps every token's attention span close to its own prompt's length.
-
-:func:`layout_tokens` counts what each layout runs, so the engine can pick the cheapest.
+"""Batch layouts of encoded prompts, built without a model: ``padded`` (complete prompts, left
+padding, positions of real tokens), ``trunk`` (the longest prompt into a KV cache, the others
+cropping it back to what they share) and ``packed`` (a prefix tree: the shared start once, each
+group's prefix packed in one row in front of its suffixes under a block attention mask).
+Written up in docs/exit.md ("Modes"); :func:`layout_tokens` counts what each layout runs.
 """
 
 from __future__ import annotations
@@ -29,16 +14,8 @@ from typing import Any
 from ragsift.lm.prompts import EncodedPrompt
 
 __all__ = [
-    "PrefixGroup",
-    "PackedSegments",
-    "shared_prefix_groups",
-    "common_prefix_length",
-    "packed_segments",
-    "Segment",
-    "left_padded_batch",
-    "chunks",
-    "trunk_plan",
-    "layout_tokens",
+    "PrefixGroup", "PackedSegments", "shared_prefix_groups", "common_prefix_length", "packed_segments", "Segment",
+    "padded_batch", "chunks", "trunk_plan", "layout_tokens"
 ]
 
 
@@ -141,8 +118,10 @@ def packed_segments(cache_length: int, segments: Sequence[Segment], dtype: Any, 
     )
 
 
-def left_padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: Any = "cpu") -> tuple[Any, Any, Any]:
-    """``(input_ids, attention_mask, position_ids)`` of complete prompts, LEFT-padded with ``pad_id``."""
+def padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: Any = "cpu",
+                 side: str = "left") -> tuple[Any, Any, Any]:
+    """``(input_ids, attention_mask, position_ids)`` of complete prompts padded with ``pad_id``
+    on the ``left`` (causal LMs: every row ends in the last column) or the ``right``."""
     import torch
 
     width = max(len(ids) for ids in id_lists)
@@ -150,8 +129,9 @@ def left_padded_batch(id_lists: Sequence[Sequence[int]], pad_id: int, device: An
     attention_mask = torch.zeros((len(id_lists), width), dtype=torch.long)
     for row, ids in enumerate(id_lists):
         if ids:
-            input_ids[row, width - len(ids) :] = torch.tensor(list(ids), dtype=torch.long)
-            attention_mask[row, width - len(ids) :] = 1
+            cols = slice(width - len(ids), width) if side == "left" else slice(0, len(ids))
+            input_ids[row, cols] = torch.tensor(list(ids), dtype=torch.long)
+            attention_mask[row, cols] = 1
     position_ids = (attention_mask.cumsum(-1) - 1).clamp_min(0)
     return input_ids.to(device), attention_mask.to(device), position_ids.to(device)
 

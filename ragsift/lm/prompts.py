@@ -1,9 +1,5 @@
 """Encoded prompts of a language model asked a two-way question: token checks, chat wrapping,
-length limits. Pure functions of a tokenizer (no model needed).
-
-A prompt is an :class:`EncodedPrompt`: ``prefix`` ids (often shared with other prompts) followed
-by ``suffix`` ids; the next-token logits after the last id give the answer.
-"""
+length limits. Pure functions of a tokenizer (no model needed)."""
 
 from __future__ import annotations
 
@@ -14,14 +10,8 @@ from typing import Any
 from ragsift.errors import ConfigError, PromptTooLongError
 
 __all__ = [
-    "DEFAULT_MAX_LENGTH",
-    "EncodedPrompt",
-    "tokenizer_name",
-    "single_token_id",
-    "chat_prompt",
-    "leading_special_ids",
-    "resolve_max_length",
-    "encode_prompts",
+    "DEFAULT_MAX_LENGTH", "EncodedPrompt", "single_token_id", "chat_prompt",
+    "leading_special_ids", "resolve_max_length", "encode_prompts"
 ]
 
 #: the EXIT reference code's cap on prompt length (tokens)
@@ -48,19 +38,15 @@ class EncodedPrompt:
         return len(self.prefix) + len(self.suffix)
 
 
-def tokenizer_name(tokenizer: Any) -> str:
-    """How error messages name a tokenizer: its class and where it was loaded from."""
-    return f"{type(tokenizer).__name__} '{getattr(tokenizer, 'name_or_path', '') or '?'}'"
-
-
 def single_token_id(tokenizer: Any, word: str, owner: str) -> int:
     """The id of ``word`` if it encodes to exactly one token (no special tokens); else refuse,
     naming the tokenizer."""
     ids = tokenizer.encode(word, add_special_tokens=False)
     if len(ids) != 1:
         pieces = tokenizer.convert_ids_to_tokens(ids)
+        name = f"{type(tokenizer).__name__} '{getattr(tokenizer, 'name_or_path', '') or '?'}'"
         raise ConfigError(
-            f"{owner}: the tokenizer {tokenizer_name(tokenizer)} encodes {word!r} as {len(ids)} tokens "
+            f"{owner}: the tokenizer {name} encodes {word!r} as {len(ids)} tokens "
             f"{pieces}; the answer token must encode to exactly one token. Choose a model whose tokenizer "
             f"has it as a single token (Gemma, Llama, SmolLM2 have 'Yes' / 'No'), or another answer word."
         )

@@ -1,26 +1,9 @@
-"""The prompt of EXIT's sentence classifier: template, pieces, token budget (docs/exit.md).
+"""The prompt of EXIT's sentence classifier: ``[BOS] + ids(head) + ids(context) + ids(suffix)``.
 
-A template holds the placeholders ``{query}``, ``{context}`` and ``{sentence}``, each exactly once,
-in that order. It is split into three pieces that are tokenized separately, as the EXIT
-authors' code does:
-
-- the *head*: the template up to ``{context}``, with the query filled in;
-- the *context*: ``"{title}\\n{text}"`` of the sentence's OWN document (never other documents);
-- the *suffix*: the template from the end of ``{context}``, with the sentence filled in
-  (``"\\nSentence:\\n{sentence}\\nIs this sentence useful ...<start_of_turn>model\\n"``).
-
-The prompt's ids are ``[BOS] + ids(head) + ids(context) + ids(suffix)``, where BOS is added only
-when the tokenizer adds it to a whole string (Gemma's and Llama's do; SmolLM2's does not).
-
-Difference from encoding the whole prompt string at once: a BPE/SentencePiece tokenizer may
-merge characters across a piece boundary (e.g. the ``\\n`` that ends the head with the first
-character of the title) when it sees the whole string, so the ids can differ by a few tokens
-at the two boundaries. Encoding the pieces separately is what the reference code does, makes
-the head-tail truncation of the context exact, and keeps ``BOS + head + context`` identical
-for every sentence of a document, which prefix-shared scoring relies on.
-
-Only the document context is ever truncated (policy ``head-tail``: its first half and last
-half of the remaining budget); the instruction, the query and the sentence are never cut.
+The template holds ``{query}``, ``{context}`` and ``{sentence}`` once each, in that order; the
+three pieces are tokenized separately, as the EXIT authors' code does, so the context can be cut
+exactly (``head-tail``: only the context is ever cut) and the prefix is identical for every
+sentence of a document. Written up in docs/exit.md ("The scorer").
 """
 
 from __future__ import annotations

@@ -45,6 +45,8 @@ class MetricInput:
 class Metric(Plugin):
     """Computes values for one example; ``outputs`` describes each key it may return."""
 
+    stage: ClassVar[str] = "metric"
+
     #: key -> how to report it
     outputs: ClassVar[dict[str, MetricOutput]] = {}
     #: whether the metric needs a reader answer (skipped entirely by ``--no-reader``)

@@ -76,6 +76,8 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
 class Reader(Plugin):
     """Answers questions from a context. Subclasses implement :meth:`answer_many`."""
 
+    stage: ClassVar[str] = "reader"
+
     Params: ClassVar[type[Params]] = ReaderParams
 
     def __init__(self, **params: Any) -> None:

@@ -9,12 +9,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-__all__ = [
-    "EXIT_READER_SYSTEM",
-    "EXIT_READER_USER",
-    "ReaderPrompt",
-    "check_reader_template",
-]
+__all__ = ["EXIT_READER_SYSTEM", "EXIT_READER_USER", "ReaderPrompt", "check_reader_template"]
 
 EXIT_READER_SYSTEM = (
     "Context information is below.\n"

@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
 from ragsift.models import OFFLINE_SMOLLM2, describe_model
+from ragsift.plugin import ModelParams
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderParams, cut_at_stop
 
 __all__ = ["TransformersReader", "TransformersReaderParams"]
 
 
-class TransformersReaderParams(ReaderParams):
+class TransformersReaderParams(ReaderParams, ModelParams):
     model: str = Field(OFFLINE_SMOLLM2, description="Hub id, folder, GGUF file or package:PKG/PATH")
-    device: str = Field("auto", description="auto, cpu, cuda, cuda:N")
-    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
     batch_size: int = Field(8, ge=1, le=1024, description="prompts per generate() call")
     max_input_tokens: int | None = Field(
         None, ge=16, description="prompt + answer budget; default: the model's max positions"

@@ -1,28 +1,13 @@
 """EXIT's sentence classifier: a causal LM asked whether a sentence helps answer the query.
 
-For every sentence the model reads the query, the sentence's OWN document (``"{title}\\n{text}"``)
-and the sentence, then the next-token logits of ``"Yes"`` and ``"No"`` give the score
-``P(Yes) / (P(Yes) + P(No)) = sigmoid(l_yes - l_no)``, computed in fp32 (the softmax over the full
-vocabulary restricted to those two tokens). Prompt building, BOS handling and the overflow policy
-live in :mod:`ragsift.lm.sentence_prompt`; the probabilities come from the Yes/No engine
-(:class:`ragsift.lm.YesNoEngine`); the algorithm is written up in ``docs/exit.md``.
-
-Tokenization: the prompt is encoded as three pieces (template head with the query, the
-document context, the suffix with the sentence), each without special tokens, concatenated, with
-BOS in front only when the tokenizer adds BOS to a whole string (Gemma, Llama; not SmolLM2). This
-is what the EXIT reference code does. It can differ from encoding the whole prompt string at once
-by a few tokens at the two piece boundaries (a BPE merge across ``"...context:\n" | "Title..."``
-cannot happen); in exchange the context can be cut exactly and the prefix ids are identical for
-every sentence of a document, which prefix sharing needs.
-
-Two modes give the same scores (max |diff| <= 1e-4 in fp32, tested): ``prefix-shared`` (default)
-is the engine's ``packed`` layout, ``reference`` its ``padded`` layout (the EXIT authors' batching,
-the baseline the benchmark compares against). A model that cannot run ``prefix-shared`` is refused.
+The model reads the query, the sentence's OWN document and the sentence; the score is
+P(Yes) / (P(Yes) + P(No)) from the Yes/No engine (:mod:`ragsift.lm`). ``mode``: ``prefix-shared``
+(default; the engine's ``packed`` layout) or ``reference`` (``padded``, the EXIT authors'
+batching); same scores, tested. Prompt, tokenization, overflow and modes: docs/exit.md.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -37,7 +22,7 @@ from ragsift.lm import (
     YesNoTemplate,
     resolve_max_length,
 )
-from ragsift.plugin import Params
+from ragsift.plugin import CausalLMParams
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -46,23 +31,15 @@ __all__ = ["CausalYesNoScorer", "CausalYesNoParams", "EXIT_MODEL", "EXIT_ADAPTER
 EXIT_MODEL = "google/gemma-2b-it"
 EXIT_ADAPTER = "doubleyyh/exit-gemma-2b"
 
-_DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
-
-
-class CausalYesNoParams(Params):
+class CausalYesNoParams(CausalLMParams):
     #: the causal LM: Hub id, folder, GGUF file or package:PKG/PATH
     model: str = Field(EXIT_MODEL, min_length=1)
-    #: a PEFT (LoRA) adapter on top of ``model``; "" or omitted in a config that sets it to "" = none
     adapter: str | None = EXIT_ADAPTER
     #: the prompt, with {query}, {context} and {sentence} once each, in that order
     template: str = EXIT_TEMPLATE
     mode: Literal["prefix-shared", "reference"] = "prefix-shared"
     #: sentences per forward pass (reference: complete prompts; prefix-shared: packed suffixes)
     batch_size: int = Field(8, ge=1, le=4096)
-    device: str = "auto"
-    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
-    #: bitsandbytes NF4 weights with ``dtype`` compute (CUDA only), as the EXIT authors load it
-    load_in_4bit: bool = False
     #: what to do when a prompt is longer than max_length: raise, or cut the document context
     overflow: Literal["error", "head-tail"] = "error"
     #: cap on prompt tokens (default 4096); the model's and tokenizer's limits also apply
@@ -74,17 +51,6 @@ class CausalYesNoParams(Params):
         YesNoTemplate.parse(value)
         return value
 
-    @field_validator("adapter")
-    @classmethod
-    def _adapter(cls, value: str | None) -> str | None:
-        return value if value and value.strip() else None
-
-    @field_validator("device")
-    @classmethod
-    def _device(cls, value: str) -> str:
-        if not _DEVICE.match(value):
-            raise ValueError("must be 'auto', 'cpu', 'cuda' or 'cuda:N'")
-        return value
 
 
 class CausalYesNoScorer(Scorer):

@@ -32,7 +32,7 @@ from pydantic import Field
 
 from ragsift.errors import ConfigError
 from ragsift.models import OFFLINE_MINILM
-from ragsift.plugin import Params
+from ragsift.plugin import ModelParams
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -42,7 +42,7 @@ __all__ = ["DualEncoderScorer", "DualEncoderParams", "mean_pool", "cls_pool", "r
 DEFAULT_MAX_LENGTH = 512
 
 
-class DualEncoderParams(Params):
+class DualEncoderParams(ModelParams):
     #: the sentence encoder (and query encoder, unless ``query_model`` is set): Hub id, folder, package path
     model: str = OFFLINE_MINILM
     #: a separate query encoder (asymmetric dual encoder); ``None`` shares ``model``
@@ -50,8 +50,6 @@ class DualEncoderParams(Params):
     pooling: Literal["auto", "mean", "cls"] = "auto"
     similarity: Literal["dot", "cosine"] = "dot"
     batch_size: int = Field(default=64, ge=1)
-    device: str = "auto"
-    dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
     #: tokens per input; ``None`` uses the model's own limit (capped at 512 for plain transformers)
     max_length: int | None = Field(default=None, ge=1)
     query_prefix: str = ""

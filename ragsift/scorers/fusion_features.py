@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ragsift.config import build_plugin
 from ragsift.metrics.normalize import contains_answer, normalize_answer
+from ragsift.registry import build_plugin
 from ragsift.types import Document, Example, Sentence
 
 __all__ = ["FusionFeatures", "STRUCTURE_FEATURES"]

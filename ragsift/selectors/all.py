@@ -15,5 +15,8 @@ __all__ = ["AllSelector"]
 class AllSelector(Selector):
     """Keeps all sentences in original order."""
 
+    def max_kept(self, sentences: Sequence[Sentence]) -> int | None:
+        return len(sentences)
+
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
         return Selection(list(range(len(sentences))))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -20,6 +21,17 @@ def rank_by_score(scores: np.ndarray) -> list[int]:
 
 class Selector(Plugin):
     """Chooses which sentences to keep."""
+
+    stage: ClassVar[str] = "selector"
+
+    def max_kept(self, sentences: Sequence[Sentence]) -> int | None:
+        """Capability: the most sentences :meth:`select` keeps out of ``sentences`` (None: no promise)."""
+        return None
+
+    def token_budget(self) -> tuple[int, Callable[[str], int]] | None:
+        """Capability: ``(budget, count)``: the kept sentences hold at most ``budget`` tokens as
+        ``count(text)`` counts them (None: no promise)."""
+        return None
 
     @abstractmethod
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:

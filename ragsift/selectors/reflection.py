@@ -1,24 +1,10 @@
 """ECoRAG's reflection: grow the evidence in rank order until a judge says it suffices.
 
-Sentences are ranked by score (descending, ties in original order). Candidate sets are the top
-k for k = step, 2*step, ... below ``max_sentences``, then k = ``max_sentences`` (or all
-sentences, when there are fewer). The selector keeps the first candidate set the judge (the
-paper's "evaluator", a plugin of the ``judge`` stage) finds evidential, or the largest set when
-none is. Paper defaults: step 4, max 20 (at most 5 judge calls).
-
-Two modes select exactly the same sentences:
-
-- ``sequential``: the paper's loop, one judge call per set, stopping at the first evidential
-  set (fewest judge inputs);
-- ``batched``: every candidate set judged in one batched judge call (one model call; more
-  inputs, but parallel on an accelerator).
-
-Documented assumptions: each sentence is shown to the judge as ``evidence_template``
-(default ``"{title}: {sentence}"``, like the ``rank-order`` assembler's output) in rank order;
-the largest set is judged too (as in the paper), although the selection does not depend on it,
-so ``Selection.info["evidential"]`` says whether the kept set was judged sufficient.
-
-The judge's table was called ``evaluator`` before ragsift 0.2; that key is still accepted (with a
+Candidate sets are the top k sentences by score for k = step, 2*step, ... up to ``max_sentences``;
+the first set the judge (the paper's "evaluator", a plugin of the ``judge`` stage) finds
+evidential is kept, else the largest. ``sequential`` (the paper's loop) and ``batched`` (every set
+in one judge call) select exactly the same sentences. Details and assumptions: docs/ecorag.md.
+The judge's table was called ``evaluator`` before ragsift 0.2; that key is accepted (with a
 DeprecationWarning) for one release.
 """
 
@@ -32,7 +18,8 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from ragsift.plugin import Params
+from ragsift.plugin import Params, PluginSpec, merge_spec
+from ragsift.registry import build_plugin
 from ragsift.selectors.base import Selector, rank_by_score
 from ragsift.types import Example, Selection, Sentence
 
@@ -51,9 +38,9 @@ def candidate_sizes(n: int, step: int, max_sentences: int) -> list[int]:
 
 
 class ReflectionParams(Params):
-    #: the judge: a plugin spec table (``name`` + params); without ``name``, the params
+    #: the judge: a plugin name or a table (``name`` + params); without ``name``, the params
     #: override the default judge's
-    judge: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_JUDGE))
+    judge: PluginSpec = Field(default_factory=lambda: dict(DEFAULT_JUDGE))
     step: int = Field(default=4, ge=1)
     max_sentences: int = Field(default=20, ge=1)
     mode: Literal["sequential", "batched"] = "sequential"
@@ -70,15 +57,10 @@ class ReflectionParams(Params):
             data = {("judge" if k == "evaluator" else k): v for k, v in data.items()}
         return data
 
-    @field_validator("judge", mode="before")
+    @field_validator("judge")
     @classmethod
-    def _judge_table(cls, value: Any) -> Any:
-        if not isinstance(value, Mapping):
-            raise ValueError("must be a table naming a judge, e.g. {name = \"seq2seq\", model = \"...\"}")
-        value = dict(value)
-        if "name" not in value:
-            value = {**DEFAULT_JUDGE, **value}
-        return value
+    def _judge_over_default(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return merge_spec(DEFAULT_JUDGE, value)
 
     @field_validator("evidence_template")
     @classmethod
@@ -108,8 +90,6 @@ class ReflectionSelector(Selector):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        from ragsift.config import build_plugin
-
         self.judge = build_plugin("judge", self.params.judge, "ReflectionSelector judge")
 
     def config(self) -> dict[str, Any]:
@@ -119,6 +99,9 @@ class ReflectionSelector(Selector):
 
     def warm_up(self) -> None:
         self.judge.warm_up()
+
+    def max_kept(self, sentences: Sequence[Sentence]) -> int | None:
+        return min(self.params.max_sentences, len(sentences))
 
     def evidence_items(self, example: Example, sentences: Sequence[Sentence], order: Sequence[int]) -> list[str]:
         """The judge's view of each ranked sentence (``evidence_template`` filled in)."""

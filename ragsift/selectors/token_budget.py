@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +49,10 @@ class TokenBudgetSelector(Selector):
             from ragsift.models import load_tokenizer
 
             self._tokenizer = load_tokenizer(self.params.tokenizer)
+
+    def token_budget(self) -> tuple[int, Callable[[str], int]] | None:
+        self.warm_up()
+        return self.params.budget, lambda text: count_tokens(self._tokenizer, text)
 
     def token_counts(self, sentences: Sequence[Sentence]) -> list[int]:
         self.warm_up()

@@ -25,6 +25,10 @@ class TopKSelector(Selector):
 
     Params = TopKParams
 
+    def max_kept(self, sentences: Sequence[Sentence]) -> int | None:
+        groups = len({s.doc_index for s in sentences}) if self.params.per_document else 1
+        return self.params.k * groups
+
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
         ranked = rank_by_score(scores)
         if not self.params.per_document:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 from ragsift.plugin import Plugin
 from ragsift.types import Document, Sentence
@@ -34,6 +35,8 @@ def sentences_from_spans(document: Document, doc_index: int, spans: Iterable[tup
 
 class Splitter(Plugin):
     """Splits documents into sentences."""
+
+    stage: ClassVar[str] = "splitter"
 
     @abstractmethod
     def spans(self, text: str) -> list[tuple[int, int]]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
-from ragsift.plugin import Params
+from ragsift.plugin import Params, PluginSpec
+from ragsift.registry import build_plugin
 from ragsift.splitters.base import Splitter, sentences_from_spans
 from ragsift.types import Document, Sentence
 
@@ -12,8 +12,9 @@ __all__ = ["PresplitSplitter"]
 
 
 class PresplitParams(Params):
-    #: splitter used for documents without sentence boundaries; None -> such a document is an error
-    fallback: str | None = None
+    #: splitter (a name or a table) for documents without sentence boundaries; None -> such a
+    #: document is an error
+    fallback: PluginSpec | None = None
 
 
 class PresplitSplitter(Splitter):
@@ -23,7 +24,7 @@ class PresplitSplitter(Splitter):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._fallback = None if self.params.fallback is None else build_plugin("splitter", {"name": self.params.fallback}, "PresplitSplitter fallback")
+        self._fallback = None if self.params.fallback is None else build_plugin("splitter", self.params.fallback, "PresplitSplitter fallback")
 
     def spans(self, text: str) -> list[tuple[int, int]]:  # pragma: no cover - split() is overridden
         raise ConfigError("PresplitSplitter needs documents, not bare text.")

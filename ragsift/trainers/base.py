@@ -100,6 +100,7 @@ class TrainingJob:
 class Trainer(Plugin):
     """Fits a scorer on a :class:`TrainingJob` and saves it in ``job.output``."""
 
+    stage: ClassVar[str] = "trainer"
     #: whether the trainer learns from a labeler's records (``[labeler]`` in the training config)
     uses_labeler: ClassVar[bool] = False
 

@@ -16,11 +16,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
 from ragsift.lm.sentence_prompt import document_context
 from ragsift.models import OFFLINE_MINILM
 from ragsift.plugin import Params
+from ragsift.registry import build_plugin
 from ragsift.scorers.cross_encoder import cross_encoder_inputs, cross_encoder_scores
 from ragsift.trainers.base import (
     DevPredictions,

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from ragsift.config import build_plugin
 from ragsift.plugin import Params
+from ragsift.registry import build_plugin
 from ragsift.scorers.fusion_features import FusionFeatures
 from ragsift.scorers.learned_fusion import MODEL_FILE, FusionModel
 from ragsift.trainers.base import (

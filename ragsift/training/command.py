@@ -74,12 +74,12 @@ def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[li
 
 def run_training(options: TrainOptions) -> dict[str, Any]:
     """Train as the config says; return the model card."""
-    import ragsift
-    from ragsift.config import build_plugin
+    from ragsift.registry import build_plugin
     from ragsift.trainers.base import TrainingJob
     from ragsift.training.card import write_card
     from ragsift.training.config import load_train_config, resolve_path
     from ragsift.training.report import write_report
+    from ragsift.version import __version__
 
     config = load_train_config(options.config)
     trainer = build_plugin("trainer", config.trainer, f"{config.source} [trainer]")
@@ -132,7 +132,7 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, torch threads {threads}",
         "report": report,
         "extra": result.extra,
-        "ragsift_version": ragsift.__version__,
+        "ragsift_version": __version__,
         "git_commit": _git_commit(),
         "command": " ".join(options.argv or ["ragsift", "train", "--config", options.config]),
         "config": str(config.source),

@@ -25,11 +25,17 @@ def test_original_order_with_title_line():
 
 
 def test_rank_order_with_title_prefix():
-    assert assemble("rank-order", [3, 1]) == "Warsaw: Warsaw is the capital of Poland.\nMarie Curie: She was born in Warsaw in 1867."
+    assert (
+        assemble("rank-order", [3, 1])
+        == "Warsaw: Warsaw is the capital of Poland.\nMarie Curie: She was born in Warsaw in 1867."
+    )
 
 
 def test_rank_order_options():
-    assert assemble("rank-order", [3, 1], title_prefix=False) == "Warsaw is the capital of Poland.\nShe was born in Warsaw in 1867."
+    assert (
+        assemble("rank-order", [3, 1], title_prefix=False)
+        == "Warsaw is the capital of Poland.\nShe was born in Warsaw in 1867."
+    )
     assert assemble("rank-order", [3, 1], order="original") == (
         "Marie Curie: She was born in Warsaw in 1867.\nWarsaw: Warsaw is the capital of Poland."
     )

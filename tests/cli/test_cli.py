@@ -78,20 +78,36 @@ def test_compress_streams_jsonl_with_scores_and_decisions(tmp_path, capsys):
 def test_compress_malformed_input_names_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "q", "answers": ["a"], "ctxs": []}\n{"question": 3}\n')
-    code, _, err = run(capsys, "compress", "-c", "bm25", "-i", str(bad), "-f", "retrieval", "-o", str(tmp_path / "o.jsonl"), "-q")
+    code, _, err = run(
+        capsys, "compress", "-c", "bm25", "-i", str(bad), "-f", "retrieval", "-o", str(tmp_path / "o.jsonl"), "-q"
+    )
     assert code == 2 and str(bad) in err and "line 2" in err
 
 
-@pytest.mark.parametrize("command", [[], ["plugins"], ["config"], ["config", "validate"], ["config", "show"], ["compress"], ["label"]])
+@pytest.mark.parametrize(
+    "command", [[], ["plugins"], ["config"], ["config", "validate"], ["config", "show"], ["compress"], ["label"]]
+)
 def test_every_command_has_help_with_examples(command):
-    proc = subprocess.run([sys.executable, "-m", "ragsift.cli", *command, "--help"], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ragsift.cli", *command, "--help"], capture_output=True, text=True, check=True
+    )
     assert "examples:" in proc.stdout
 
 
 def test_label_writes_training_records(tmp_path, capsys, data_dir):
     out = tmp_path / "pairs.jsonl"
-    code, _, err = run(capsys, "label", "-l", "exit-pairs", "-i", str(data_dir / "hotpotqa-train-sf100.json"), "-o", str(out),
-                       "--limit", "3")
+    code, _, err = run(
+        capsys,
+        "label",
+        "-l",
+        "exit-pairs",
+        "-i",
+        str(data_dir / "hotpotqa-train-sf100.json"),
+        "-o",
+        str(out),
+        "--limit",
+        "3",
+    )
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert code == 0 and f"wrote {len(records)} records" in err
     assert {r["kind"] for r in records} == {"positive", "hard_negative", "random_negative"}

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from ragsift.config import build_plugin
 from ragsift.datasets import bundled_sample_path, load_examples
 from ragsift.errors import ConfigError
+from ragsift.registry import build_plugin
 from ragsift.types import Example
 
 

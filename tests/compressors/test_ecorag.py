@@ -67,7 +67,11 @@ def test_defaults_are_the_paper_composition():
     assert isinstance(compressor.selector, ReflectionSelector)
     assert isinstance(compressor.assembler, RankOrderAssembler)
     cfg = compressor.config()
-    assert (cfg["scorer"]["model"], cfg["scorer"]["pooling"], cfg["scorer"]["similarity"]) == ("facebook/contriever", "mean", "dot")
+    assert (cfg["scorer"]["model"], cfg["scorer"]["pooling"], cfg["scorer"]["similarity"]) == (
+        "facebook/contriever",
+        "mean",
+        "dot",
+    )
     assert (cfg["selector"]["step"], cfg["selector"]["max_sentences"]) == (4, 20)
     assert cfg["selector"]["judge"]["name"] == "seq2seq"
     assert cfg["selector"]["judge"]["model"] == "google/flan-t5-large"
@@ -141,7 +145,8 @@ def test_rank_order_output_with_titles(tmp_path):
     path = _write(
         tmp_path,
         '[compressor]\nname = "ecorag"\n[compressor.scorer]\nname = "bm25"\n'
-        '[compressor.selector]\nstep = 2\nmax_sentences = 4\n[compressor.selector.judge]\nname = "keyword"\nkeyword = "zzz"\n',
+        '[compressor.selector]\nstep = 2\nmax_sentences = 4\n'
+        '[compressor.selector.judge]\nname = "keyword"\nkeyword = "zzz"\n',
     )
     (compressor,) = load_config(path).build_compressors().values()
     result = compressor.compress(sample_example())

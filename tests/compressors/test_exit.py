@@ -54,7 +54,9 @@ def test_registered_with_the_papers_stages():
     config = compressor.config()
     assert config["splitter"]["name"] == "sentencizer"
     assert config["scorer"]["name"] == "causal-yes-no"
-    assert config["scorer"]["model"] == "google/gemma-2b-it" and config["scorer"]["adapter"] == "doubleyyh/exit-gemma-2b"
+    assert (
+        config["scorer"]["model"] == "google/gemma-2b-it" and config["scorer"]["adapter"] == "doubleyyh/exit-gemma-2b"
+    )
     assert config["selector"] == {"name": "threshold", "threshold": 0.5}
     assert config["assembler"]["name"] == "original-order" and config["assembler"]["title"] is False
     assert compressor.scorer._model is None  # building loads nothing
@@ -74,8 +76,13 @@ def test_paper_config_and_offline_config_validate():
 
 def test_offline_template_is_the_exit_instruction_in_smollm2_chat_format(tok):
     offline = load_config(CONFIGS / "exit-offline.toml").build_compressors()["exit"].scorer.params
-    instruction = 'Query:\nQ\nFull context:\nC\nSentence:\nS\nIs this sentence useful in answering the query? Answer only "Yes" or "No".'
-    rendered = tok.apply_chat_template([{"role": "user", "content": instruction}], tokenize=False, add_generation_prompt=True)
+    instruction = (
+        "Query:\nQ\nFull context:\nC\nSentence:\nS\n"
+        'Is this sentence useful in answering the query? Answer only "Yes" or "No".'
+    )
+    rendered = tok.apply_chat_template(
+        [{"role": "user", "content": instruction}], tokenize=False, add_generation_prompt=True
+    )
     assert offline.template.replace("{query}", "Q").replace("{context}", "C").replace("{sentence}", "S") == rendered
 
 

@@ -25,3 +25,19 @@ def test_load_compressor_from_a_config_name_with_overrides():
 def test_load_compressor_unknown_name():
     with pytest.raises(ConfigError, match="neither a registered compressor"):
         ragsift.load_compressor("nope")
+
+
+def test_the_front_door_exports_the_plugin_authors_surface_and_loads_no_plugin():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ragsift\n"
+        "assert not any(m.startswith(('ragsift.scorers.bm25', 'ragsift.compressors.exit', 'torch')) for m in sys.modules)\n"
+        "missing = [n for n in ragsift.__all__ if getattr(ragsift, n, None) is None]\n"
+        "assert not missing, missing\n"
+        "assert ragsift.Scorer.stage == 'scorer' and ragsift.Judge.stage == 'judge'\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragsift.config import build_plugin, find_config, load_config
+from ragsift.config import find_config, load_config
 from ragsift.errors import ConfigError, UnknownPluginError
+from ragsift.registry import build_plugin
 
 
 def write(tmp_path, text, name="c.toml"):
@@ -27,7 +28,9 @@ def test_stage_params_override_defaults_and_keep_the_rest(tmp_path):
 
 
 def test_stage_swapped_by_name(tmp_path):
-    config = load_config(write(tmp_path, '[compressor]\nname = "bm25"\n[compressor.selector]\nname = "threshold"\nthreshold = 3.0\n'))
+    config = load_config(
+        write(tmp_path, '[compressor]\nname = "bm25"\n[compressor.selector]\nname = "threshold"\nthreshold = 3.0\n')
+    )
     (comp,) = config.build_compressors().values()
     assert comp.config()["selector"] == {"name": "threshold", "threshold": 3.0}
 
@@ -92,13 +95,13 @@ def test_dataset_table_names_loader_path_and_params(tmp_path, data_dir):
         f'[dataset]\nname = "squad2"\npath = "{data_dir / "squad-v2-dev-small.json"}"\nmax_distractors = 2\n'
         '[compressor]\nname = "bm25"\n',
     )
-    examples = list(load_config(path).load_examples(limit=3))
+    examples = list(load_config(path).data().load(limit=3))
     assert len(examples) == 3 and all(len(e.documents) == 3 for e in examples)
     # another file given on the command line: its format is detected, the table's params don't apply
-    other = list(load_config(path).load_examples(data_dir / "hotpotqa-train-sf100.json", limit=2))
+    other = list(load_config(path).data(data_dir / "hotpotqa-train-sf100.json").load(limit=2))
     assert len(other) == 2 and len(other[0].documents) == 10
 
 
 def test_dataset_defaults_to_bundled_sample(tmp_path):
-    examples = list(load_config(write(tmp_path, '[compressor]\nname = "bm25"\n')).load_examples(limit=2))
+    examples = list(load_config(write(tmp_path, '[compressor]\nname = "bm25"\n')).data().load(limit=2))
     assert len(examples) == 2 and examples[0].evidence

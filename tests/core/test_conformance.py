@@ -45,3 +45,43 @@ def test_kit_catches_a_plugin_accepting_unknown_keys():
 
     with pytest.raises(AssertionError, match="accepted an unknown parameter"):
         check_plugin("assembler", Lax)
+
+
+def test_check_plugin_infers_the_stage_and_refuses_a_mismatch():
+    from ragsift.selectors.top_k import TopKSelector
+
+    check_plugin(TopKSelector)
+    check_plugin("top-k")
+    with pytest.raises(AssertionError, match="is a selector plugin, not a scorer"):
+        check_plugin("scorer", TopKSelector)
+
+
+def test_kit_checks_declared_capabilities():
+    import numpy as np
+
+    from ragsift.scorers.base import Scorer
+    from ragsift.selectors.top_k import TopKSelector
+
+    class Greedy(TopKSelector):  # promises at most k but keeps everything
+        def select(self, example, sentences, scores):  # type: ignore[no-untyped-def]
+            from ragsift.types import Selection
+
+            return Selection(list(range(len(sentences))))
+
+    with pytest.raises(AssertionError, match="over its max_kept 5"):
+        check_plugin(Greedy)
+
+    class Noisy(Scorer):
+        deterministic = False
+        top = 1.0
+
+        def score_range(self):  # type: ignore[no-untyped-def]
+            return (0.0, self.top)
+
+        def score(self, example, sentences):  # type: ignore[no-untyped-def]
+            return np.random.default_rng().random(len(sentences))
+
+    check_plugin(Noisy)  # declared nondeterministic: no determinism check
+    Noisy.top = 0.5
+    with pytest.raises(AssertionError, match="outside its score_range"):
+        check_plugin(Noisy)

@@ -137,3 +137,35 @@ def test_environment_variable_restricts_entry_points(installed_entry_point, monk
 def test_plugin_fields_are_reported():
     fields = get_registry().info("selector", "top-k").fields()
     assert fields["k"]["default"] == 5 and fields["per_document"]["default"] is False
+
+
+def test_a_class_registered_under_the_wrong_stage_is_refused_at_registration():
+    from ragsift.selectors.top_k import TopKSelector
+
+    module = types.ModuleType("wrong_stage")
+
+    @hookimpl
+    def register_scorers(register):  # type: ignore[no-untyped-def]
+        register("not-a-scorer", TopKSelector)
+
+    module.register_scorers = register_scorers  # type: ignore[attr-defined]
+    registry = Registry(("ragsift.scorers",), entry_points=False)
+    registry.add_plugin(module, "wrong_stage")
+    with pytest.raises(ConfigError, match=r"wrong_stage: TopKSelector was registered as scorer 'not-a-scorer' but is a "
+                       r"selector; register it through register_selectors"):
+        registry.names("scorer")
+
+
+def test_in_process_registration_uses_the_declared_stage(monkeypatch):
+    import ragsift
+
+    class Plain(ragsift.Assembler):
+        def assemble(self, documents, sentences, kept):  # type: ignore[no-untyped-def]
+            return " ".join(sentences[i].text for i in kept)
+
+    monkeypatch.setattr("ragsift.registry._default", Registry(entry_points=False))
+    ragsift.register("plain", Plain)
+    assert get_registry().info("assembler", "plain").source == "in-process (plain)"
+    ragsift.check_plugin("plain")  # the stage comes from the class
+    with pytest.raises(ConfigError, match="register\\('loud'.*not a subclass of a ragsift stage base class"):
+        ragsift.register("loud", object)

@@ -54,7 +54,12 @@ def retrieval_from_ircot(n: int = 5) -> list[dict]:
                     "question": rec["question_text"],
                     "answers": answers,
                     "ctxs": [
-                        {"id": c["id"], "title": c["title"], "text": c["paragraph_text"], "has_answer": _has_answer(c["paragraph_text"], answers)}
+                        {
+                            "id": c["id"],
+                            "title": c["title"],
+                            "text": c["paragraph_text"],
+                            "has_answer": _has_answer(c["paragraph_text"], answers),
+                        }
                         for c in rec["contexts"]
                     ],
                 }
@@ -88,7 +93,9 @@ def _write_jsonl(path: Path, records: list[dict]) -> None:
 
 
 def main() -> None:
-    (HERE / "retrieval-nq-dev3.json").write_text(json.dumps(retrieval_from_dpr(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    (HERE / "retrieval-nq-dev3.json").write_text(
+        json.dumps(retrieval_from_dpr(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+    )
     _write_jsonl(HERE / "retrieval-hotpotqa-dev5.jsonl", retrieval_from_ircot())
     _write_jsonl(HERE / "flashrag-hotpotqa-dev5.jsonl", flashrag_from_hotpotqa())
 

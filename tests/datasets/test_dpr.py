@@ -34,10 +34,16 @@ def test_dpr_defaults(data_dir: Path) -> None:
 
 def test_dpr_counts_and_shuffle(data_dir: Path) -> None:
     path = data_dir / "dpr-nq-dev-sample.json"
-    everything = list(get_registry().create("dataset", "dpr", {"positives": None, "hard_negatives": None, "negatives": None}).load(path))
+    everything = list(
+        get_registry()
+        .create("dataset", "dpr", {"positives": None, "hard_negatives": None, "negatives": None})
+        .load(path)
+    )
     assert [len(ex.documents) for ex in everything] == [151, 151, 151, 151, 151]
     assert [len(ex.metadata["positive_docs"]) for ex in everything] == [5, 6, 3, 1, 7]
-    loader = get_registry().create("dataset", "dpr", {"positives": 3, "hard_negatives": 2, "negatives": 0, "shuffle": True, "seed": 3})
+    loader = get_registry().create(
+        "dataset", "dpr", {"positives": 3, "hard_negatives": 2, "negatives": 0, "shuffle": True, "seed": 3}
+    )
     shuffled = list(loader.load(path))
     assert shuffled == list(loader.load(path))  # deterministic
     for ex in shuffled:

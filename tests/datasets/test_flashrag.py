@@ -21,20 +21,32 @@ def test_flashrag_sample(data_dir: Path) -> None:
     assert [d.title for d in first.documents] == [t for t, _ in hotpot[0]["context"]]
     assert first.documents[0].text == "".join(hotpot[0]["context"][0][1]).strip()
     assert first.evidence is None
-    top2 = list(get_registry().create("dataset", "flashrag", {"top_k": 2}).load(data_dir / "flashrag-hotpotqa-dev5.jsonl"))
+    top2 = list(
+        get_registry().create("dataset", "flashrag", {"top_k": 2}).load(data_dir / "flashrag-hotpotqa-dev5.jsonl")
+    )
     assert [len(ex.documents) for ex in top2] == [2] * 5
 
 
 def test_saved_run_and_no_retrieval(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
     items = [
-        {"id": "a", "question": "Q1?", "golden_answers": ["x", 3], "metadata": {}, "output": {"retrieval_result": [{"id": "7", "contents": '"Aaron"\nAaron is a prophet.'}]}},
+        {
+            "id": "a",
+            "question": "Q1?",
+            "golden_answers": ["x", 3],
+            "metadata": {},
+            "output": {"retrieval_result": [{"id": "7", "contents": '"Aaron"\nAaron is a prophet.'}]},
+        },
         {"id": 2, "question": "Q2?", "golden_answers": ["y"], "choices": ["y", "z"]},
     ]
     path.write_text("\n".join(json.dumps(i) for i in items), encoding="utf-8")
     first, second = get_registry().create("dataset", "flashrag").load(path)
     assert first.answers == ("x", "3")
-    assert first.documents[0].title == "Aaron" and first.documents[0].text == "Aaron is a prophet." and first.documents[0].id == "7"
+    assert (
+        first.documents[0].title == "Aaron"
+        and first.documents[0].text == "Aaron is a prophet."
+        and first.documents[0].id == "7"
+    )
     assert second.id == "2" and second.documents == () and second.metadata["choices"] == ["y", "z"]
 
 

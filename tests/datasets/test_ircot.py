@@ -23,12 +23,17 @@ def test_ircot_sample(data_dir: Path) -> None:
     assert all(len(ex.documents) == 10 and len(ex.metadata["supporting_docs"]) == 2 for ex in examples)
     shirley = first.documents[1]
     assert shirley.title == "Shirley Temple" and shirley.metadata["is_supporting"] is True
-    assert shirley.text[slice(*shirley.sentence_spans[1])].startswith("As an adult, she was named United States ambassador")
+    assert shirley.text[slice(*shirley.sentence_spans[1])].startswith(
+        "As an adult, she was named United States ambassador"
+    )
 
 
 def test_sentences_match_official_hotpotqa(data_dir: Path) -> None:
     """The two-space split recovers HotpotQA's own sentences for almost every paragraph."""
-    official = {r["_id"]: dict((t, s) for t, s in r["context"]) for r in json.loads((data_dir / "hotpotqa-dev-ircot52-sf.json").read_text(encoding="utf-8"))}
+    official = {
+        r["_id"]: dict((t, s) for t, s in r["context"])
+        for r in json.loads((data_dir / "hotpotqa-dev-ircot52-sf.json").read_text(encoding="utf-8"))
+    }
     same = total = 0
     for ex in get_registry().create("dataset", "ircot").load(data_dir / "hotpotqa-dev-ircot40.jsonl"):
         if ex.id not in official:

@@ -47,7 +47,11 @@ def test_missing_field_names_record_start_line(tmp_path: Path) -> None:
     text = json.dumps(records, indent=2)
     err = _error(tmp_path / "missing.json", text, "hotpotqa")
     record_line = [i for i, row in enumerate(text.splitlines(), 1) if row == "  {"][2]
-    assert str(err) == f"{tmp_path / 'missing.json'}, line {record_line}, column 3 (record 3): not a valid HotpotQA question: missing field 'question'."
+    assert (
+        str(err)
+        == f"{tmp_path / 'missing.json'}, line {record_line}, column 3 (record 3): "
+        "not a valid HotpotQA question: missing field 'question'."
+    )
 
 
 def test_wrong_type_names_field_line_and_record_line(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ def test_bundled_sample_is_in_the_package() -> None:
 def test_load_examples_limit_and_format(data_dir: Path) -> None:
     assert len(list(load_examples(None, limit=7))) == 7
     assert [ex.id for ex in load_examples(data_dir / "dpr-nq-dev-sample.json", limit=2)] == ["0", "1"]
-    examples = list(load_examples(str(data_dir / "retrieval-hotpotqa-dev5.jsonl"), format="retrieval", params={"top_k": 2}))
+    examples = list(
+        load_examples(str(data_dir / "retrieval-hotpotqa-dev5.jsonl"), format="retrieval", params={"top_k": 2})
+    )
     assert [len(ex.documents) for ex in examples] == [2] * 5
 
 

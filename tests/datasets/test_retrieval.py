@@ -37,7 +37,13 @@ def test_jsonl_and_top_k(data_dir: Path) -> None:
 
 def test_string_scores_and_single_answer(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_text(json.dumps({"_id": "x", "question": "Q?", "answers": "A", "ctxs": [{"title": "T", "text": "A b.", "score": "1.5"}]}) + "\n\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {"_id": "x", "question": "Q?", "answers": "A", "ctxs": [{"title": "T", "text": "A b.", "score": "1.5"}]}
+        )
+        + "\n\n",
+        encoding="utf-8",
+    )
     (ex,) = get_registry().create("dataset", "retrieval").load(path)
     assert ex.id == "x" and ex.answers == ("A",) and ex.documents[0].score == 1.5
     assert "answer_docs" not in ex.metadata

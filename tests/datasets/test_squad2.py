@@ -68,9 +68,28 @@ def test_own_paragraph_first_and_distractors_from_same_article(squad: list) -> N
 
 
 def test_params(tmp_path: Path) -> None:
-    data = {"version": "v2.0", "data": [{"title": "T_x", "paragraphs": [
-        {"context": f"Paragraph {i} is here. It ends.", "qas": [{"id": f"q{i}", "question": "Which?", "answers": [{"text": f"{i}", "answer_start": 10}], "is_impossible": False}]}
-        for i in range(5)]}]}
+    data = {
+        "version": "v2.0",
+        "data": [
+            {
+                "title": "T_x",
+                "paragraphs": [
+                    {
+                        "context": f"Paragraph {i} is here. It ends.",
+                        "qas": [
+                            {
+                                "id": f"q{i}",
+                                "question": "Which?",
+                                "answers": [{"text": f"{i}", "answer_start": 10}],
+                                "is_impossible": False,
+                            }
+                        ],
+                    }
+                    for i in range(5)
+                ],
+            }
+        ],
+    }
     path = tmp_path / "s.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     loader = get_registry().create("dataset", "squad2", {"max_distractors": 2, "splitter": "regex"})

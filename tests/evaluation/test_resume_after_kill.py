@@ -30,7 +30,9 @@ def _evaluate(config: Path, out: Path, *extra: str) -> subprocess.Popen:  # type
     )
 
 
-def _wait_for_lines(path: Path, n: int, process: subprocess.Popen, deadline_s: float = 120) -> None:  # type: ignore[type-arg]
+def _wait_for_lines(
+    path: Path, n: int, process: subprocess.Popen, deadline_s: float = 120  # type: ignore[type-arg]
+) -> None:
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         if path.exists() and path.read_bytes().count(b"\n") >= n:

@@ -27,7 +27,8 @@ def _config(tmp_path: Path, body: str, data: Path = HOTPOT) -> Path:
 
 def _run(config: Path, out: Path, **kw: object) -> dict:  # type: ignore[type-arg]
     echoed: list[str] = []
-    summary = run_evaluation(RunOptions(config=config, out=out, progress=False, echo=echoed.append, **kw))  # type: ignore[arg-type]
+    options = RunOptions(config=config, out=out, progress=False, echo=echoed.append, **kw)  # type: ignore[arg-type]
+    summary = run_evaluation(options)
     assert echoed and "compressor" in echoed[0]
     return summary
 
@@ -92,6 +93,7 @@ def test_refusals(tmp_path: Path) -> None:
     bad = _config(tmp_path, BASELINES + "baseline = 'exit'\n")
     with pytest.raises(ConfigError, match="baseline 'exit' is not a compressor label"):
         _run(bad, tmp_path / "other", no_reader=True)
+    assert not (tmp_path / "other").exists()  # the plan is checked before anything is written
 
 
 def test_examples_without_gold_evidence_have_no_evidence_metrics(tmp_path: Path) -> None:

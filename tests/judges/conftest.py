@@ -6,7 +6,31 @@ from pathlib import Path
 
 import pytest
 
-T5_WORDS = ["is", "the", "evidence", "sufficient", "to", "answer", "question", "?", ":", "paris", "capital", "of", "france", "who", "wrote", "book", "hamlet", "shakespeare", "a", "cat", "sat", "on", "mat"]
+T5_WORDS = [
+    "is",
+    "the",
+    "evidence",
+    "sufficient",
+    "to",
+    "answer",
+    "question",
+    "?",
+    ":",
+    "paris",
+    "capital",
+    "of",
+    "france",
+    "who",
+    "wrote",
+    "book",
+    "hamlet",
+    "shakespeare",
+    "a",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+]
 
 
 def build_tiny_t5(folder: Path, *, spare_rows: int = 4, with_labels: bool = False, seed: int = 0) -> str:

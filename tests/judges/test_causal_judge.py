@@ -62,7 +62,10 @@ def test_label_ids_are_the_single_yes_no_tokens(tiny_llama):
     evaluator = CausalJudge(model=tiny_llama, device="cpu")
     evaluator.warm_up()
     tok = evaluator._tokenizer
-    assert evaluator.label_ids == (tok.encode("Yes", add_special_tokens=False)[0], tok.encode("No", add_special_tokens=False)[0])
+    assert evaluator.label_ids == (
+        tok.encode("Yes", add_special_tokens=False)[0],
+        tok.encode("No", add_special_tokens=False)[0],
+    )
 
 
 def test_multi_token_answer_is_refused(tiny_llama):

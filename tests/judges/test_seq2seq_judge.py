@@ -24,7 +24,9 @@ def _hand_probability(evaluator: Seq2SeqJudge, text: str) -> float:
     model, tok = evaluator._model, evaluator._tokenizer
     ids = torch.tensor([tok.encode(text)])
     with torch.no_grad():
-        logits = model(input_ids=ids, decoder_input_ids=torch.tensor([[model.config.decoder_start_token_id]])).logits[0, 0]
+        logits = model(input_ids=ids, decoder_input_ids=torch.tensor([[model.config.decoder_start_token_id]])).logits[
+            0, 0
+        ]
     evi, not_evi = evaluator.label_ids
     pair = torch.softmax(logits[[evi, not_evi]], dim=0)
     return float(pair[0])
@@ -115,7 +117,10 @@ def test_existing_words_as_labels_without_adding(make_tiny_t5):
     evaluator.warm_up()
     assert "<EVI>" not in evaluator._tokenizer.get_vocab()
     assert len(evaluator._tokenizer) == len(AutoTokenizer.from_pretrained(evaluator.params.model))
-    assert evaluator.label_ids == (evaluator._tokenizer.get_vocab()["sufficient"], evaluator._tokenizer.get_vocab()["cat"])
+    assert evaluator.label_ids == (
+        evaluator._tokenizer.get_vocab()["sufficient"],
+        evaluator._tokenizer.get_vocab()["cat"],
+    )
 
 
 def test_overlong_input_is_refused_not_cut(make_tiny_t5):
@@ -140,6 +145,8 @@ def test_rejects_bad_params(bad, match):
         Seq2SeqJudge(**bad)
 
 
-@pytest.mark.parametrize("threshold, p, expected", [(0.5, 0.5, True), (0.5, 0.4999, False), (0.0, 0.0, True), (1.0, 0.99, False)])
+@pytest.mark.parametrize(
+    "threshold, p, expected", [(0.5, 0.5, True), (0.5, 0.4999, False), (0.0, 0.0, True), (1.0, 0.99, False)]
+)
 def test_is_evidential_uses_greater_or_equal(threshold, p, expected):
     assert Seq2SeqJudge(threshold=threshold).is_evidential(p) is expected

@@ -41,7 +41,9 @@ def test_exit_pairs_on_hotpotqa_train(data_dir):
 
 def test_exit_pairs_is_seeded(data_dir):
     examples = list(load_examples(data_dir / TRAIN, limit=5))
-    make = lambda seed: [r.to_record() for r in get_registry().create("labeler", "exit-pairs", {"seed": seed}).label(examples)]  # noqa: E731
+    def make(seed: int) -> list:
+        return [r.to_record() for r in get_registry().create("labeler", "exit-pairs", {"seed": seed}).label(examples)]
+
     assert make(0) == make(0) and make(0) != make(1)
 
 

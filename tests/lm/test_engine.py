@@ -78,7 +78,9 @@ def test_a_model_that_cannot_share_prefixes(tok):
     model.config.sliding_window = 8
     engine = YesNoEngine(model, tok, owner="Owner")
     prompts = _nested(tok)
-    with pytest.raises(ConfigError, match=r"Owner: the trunk layout cannot apply .* sliding attention window \(8 tokens\)"):
+    with pytest.raises(
+        ConfigError, match=r"Owner: the trunk layout cannot apply .* sliding attention window \(8 tokens\)"
+    ):
         engine.probabilities(prompts, "trunk")
     got = engine.probabilities(prompts, "auto")
     assert engine.stats["layout"] == "padded" and set(engine.stats["skipped"]) == {"trunk", "packed"}

@@ -10,8 +10,8 @@ from ragsift.lm.layouts import (
     Segment,
     chunks,
     common_prefix_length,
-    left_padded_batch,
     packed_segments,
+    padded_batch,
     shared_prefix_groups,
 )
 
@@ -62,7 +62,7 @@ def test_packed_suffixes_block_mask_and_positions():
 
 
 def test_left_padding_with_positions_of_real_tokens():
-    ids, mask, positions = left_padded_batch([[5, 6, 7], [8]], pad_id=2)
+    ids, mask, positions = padded_batch([[5, 6, 7], [8]], pad_id=2)
     assert ids.tolist() == [[5, 6, 7], [2, 2, 8]]
     assert mask.tolist() == [[1, 1, 1], [0, 0, 1]]
     assert positions.tolist() == [[0, 1, 2], [0, 0, 0]]

@@ -23,7 +23,9 @@ def test_exit_template_pieces():
         '\nSentence:\nS.\nIs this sentence useful in answering the query? Answer only "Yes" or "No".'
         "<end_of_turn>\n<start_of_turn>model\n"
     )
-    assert t.render("Q?", "C", "S.") == EXIT_TEMPLATE.replace("{query}", "Q?").replace("{context}", "C").replace("{sentence}", "S.")
+    assert t.render("Q?", "C", "S.") == EXIT_TEMPLATE.replace("{query}", "Q?").replace("{context}", "C").replace(
+        "{sentence}", "S."
+    )
 
 
 def test_braces_in_the_text_are_kept_literally():
@@ -31,7 +33,9 @@ def test_braces_in_the_text_are_kept_literally():
     assert t.render("{x}", "c", "s") == "{x}|c|s {not a placeholder}"
 
 
-@pytest.mark.parametrize("template", ["{query} {context}", "{context} {query} {sentence}", "{query}{context}{sentence}{context}"])
+@pytest.mark.parametrize(
+    "template", ["{query} {context}", "{context} {query} {sentence}", "{query}{context}{sentence}{context}"]
+)
 def test_bad_templates(template):
     with pytest.raises(ValueError):
         YesNoTemplate.parse(template)

@@ -69,7 +69,9 @@ def test_answer_retention_with_overlapping_answers() -> None:
     metric = AnswerRetentionMetric()
     golds = ("New York", "New York City")
     # both answers found: retention is still 1 (any answer, not a count)
-    assert metric.compute(MetricInput(_example(golds), _result("He moved to New York City.", [0]))) == {"answer_retention": 1.0}
+    assert metric.compute(MetricInput(_example(golds), _result("He moved to New York City.", [0]))) == {
+        "answer_retention": 1.0
+    }
     # the shorter answer inside a longer phrase counts, as whole tokens
     assert metric.compute(MetricInput(_example(golds), _result("New York state", [0]))) == {"answer_retention": 1.0}
     # a part of an answer is not the answer; a token inside another token is not found

@@ -26,7 +26,10 @@ def test_answers_with_the_exit_prompt_and_sends_the_key(monkeypatch: pytest.Monk
     assert answer.text == "Paris"
     assert (answer.prompt_tokens, answer.completion_tokens) == (11, 2)
     body = server.requests[0]
-    assert body["messages"][0] == {"role": "system", "content": EXIT_READER_SYSTEM.format(context="Paris is the capital of France.")}
+    assert body["messages"][0] == {
+        "role": "system",
+        "content": EXIT_READER_SYSTEM.format(context="Paris is the capital of France."),
+    }
     assert body["messages"][1] == {"role": "user", "content": "Query: What is the capital of France?\nAnswer:"}
     assert body["temperature"] == 0 and body["max_tokens"] == 7 and body["stop"] == ["\n"]
     assert server.headers[0]["authorization"] == f"Bearer {SECRET}"

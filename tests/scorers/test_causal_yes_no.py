@@ -19,7 +19,10 @@ from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.types import Document, Example, Sentence
 
 HEAD = "<start_of_turn>user\nQuery:\n{q}\nFull context:\n"
-SUFFIX = '\nSentence:\n{s}\nIs this sentence useful in answering the query? Answer only "Yes" or "No".<end_of_turn>\n<start_of_turn>model\n'
+SUFFIX = (
+    '\nSentence:\n{s}\nIs this sentence useful in answering the query? Answer only "Yes" or "No".<end_of_turn>\n'
+    "<start_of_turn>model\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,8 @@ def test_registered_and_builds_from_defaults_without_loading():
 def test_exit_template_is_verbatim():
     assert EXIT_TEMPLATE == (
         "<start_of_turn>user\nQuery:\n{query}\nFull context:\n{context}\nSentence:\n{sentence}\n"
-        'Is this sentence useful in answering the query? Answer only "Yes" or "No".<end_of_turn>\n<start_of_turn>model\n'
+        'Is this sentence useful in answering the query? Answer only "Yes" or "No".<end_of_turn>\n'
+        "<start_of_turn>model\n"
     )
 
 
@@ -140,7 +144,9 @@ def test_bos_is_added_once_when_the_tokenizer_adds_it():
     scorer = CausalYesNoScorer.from_model(model, tok, template=template)
     example = Example("w", "what is it", (), (Document("A", "a b c d"),))
     prompt = scorer.prompts(example, [Sentence(0, 0, 0, 3, "a b")])[0]
-    assert prompt.ids == [tok.bos_token_id] + tok.encode("Q: what is it C: A\na b c d S: a b ?", add_special_tokens=False)
+    assert prompt.ids == [tok.bos_token_id] + tok.encode(
+        "Q: what is it C: A\na b c d S: a b ?", add_special_tokens=False
+    )
     assert prompt.ids.count(tok.bos_token_id) == 1
     no_bos = CausalYesNoScorer.from_model(model, tiny.word_tokenizer(words, bos=False), template=template)
     assert no_bos.prompts(example, [Sentence(0, 0, 0, 3, "a b")])[0].ids[0] != tok.bos_token_id
@@ -304,7 +310,9 @@ def test_folder_model_with_lora_adapter(tok, ex, tmp_path):
     scores = adapted.score(example, sentences)
     assert type(adapted._model).__name__.startswith("Peft")
     assert np.abs(scores - plain).max() > 1e-3  # the adapter changes the scores
-    hand = _hand_scores(lora.eval(), adapted.prompts(example, sentences), adapted.engine.positive_id, adapted.engine.negative_id)
+    hand = _hand_scores(
+        lora.eval(), adapted.prompts(example, sentences), adapted.engine.positive_id, adapted.engine.negative_id
+    )
     assert np.abs(scores - hand).max() <= 1e-4
     ref = CausalYesNoScorer(model=folder, adapter=str(tmp_path / "adapter"), device="cpu", mode="reference")
     assert np.abs(ref.score(example, sentences) - scores).max() <= 1e-4
@@ -339,7 +347,9 @@ def test_smollm2_ranks_the_answer_sentence_above_an_unrelated_one():
     sentences = get_registry().create("splitter", "presplit", {}).split_all(example.documents)
     answer = next(s for s in sentences if "(Latin for" in s.text)  # answer: Latin
     unrelated = next(s for s in sentences if "scarlet fever" in s.text)
-    spec = tomllib.loads((Path(__file__).parents[2] / "configs" / "exit-offline.toml").read_text())["compressor"]["scorer"]
+    spec = tomllib.loads((Path(__file__).parents[2] / "configs" / "exit-offline.toml").read_text())["compressor"][
+        "scorer"
+    ]
     params = {k: v for k, v in spec.items() if k != "name"}
     scorer = get_registry().create("scorer", "causal-yes-no", params)
     scores = scorer.score(example, [answer, unrelated])

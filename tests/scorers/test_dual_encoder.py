@@ -11,7 +11,25 @@ from ragsift.registry import get_registry
 from ragsift.scorers.dual_encoder import DualEncoderScorer, resolve_pooling
 from ragsift.types import Document, Example, Sentence
 
-WORDS = ["who", "wrote", "the", "book", "paris", "is", "capital", "of", "france", "a", "cat", "sat", "on", "mat", "blue", "sky", "river"]
+WORDS = [
+    "who",
+    "wrote",
+    "the",
+    "book",
+    "paris",
+    "is",
+    "capital",
+    "of",
+    "france",
+    "a",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+    "blue",
+    "sky",
+    "river",
+]
 
 
 def _build_tiny_bert(folder, seed: int = 0, hidden: int = 16) -> str:
@@ -66,7 +84,9 @@ def test_registered_and_builds_without_weights():
     assert scorer._sentence_encoder is None  # nothing loaded by the constructor
 
 
-@pytest.mark.parametrize("bad", [{"pooling": "max"}, {"similarity": "l2"}, {"batch_size": 0}, {"max_length": 0}, {"colour": 1}])
+@pytest.mark.parametrize(
+    "bad", [{"pooling": "max"}, {"similarity": "l2"}, {"batch_size": 0}, {"max_length": 0}, {"colour": 1}]
+)
 def test_rejects_bad_params(bad):
     with pytest.raises(ConfigError, match="DualEncoderScorer"):
         DualEncoderScorer(**bad)

@@ -101,7 +101,9 @@ def test_keeps_first_evidential_set_in_rank_order():
     assert info["probabilities"] == [0.2, 0.7]
     # the evaluator saw "title: sentence" items, best first, one set per call
     calls = selector.judge.calls
-    assert len(calls) == 2 and calls[0] == [["Doc2: sentence 29", "Doc1: sentence 28", "Doc0: sentence 27", "Doc2: sentence 26"]]
+    assert len(calls) == 2 and calls[0] == [
+        ["Doc2: sentence 29", "Doc1: sentence 28", "Doc0: sentence 27", "Doc2: sentence 26"]
+    ]
     assert calls[1][0][:4] == calls[0][0]
 
 
@@ -178,7 +180,7 @@ def test_batched_and_sequential_select_the_same_sentences(scores, step, extra, p
         ({"judge": {"name": "fake", "threshold": 1.5}}, "threshold"),
         ({"judge": {"name": "fake", "threshold": -0.01}}, "threshold"),
         ({"judge": {"threshold": 2.0}}, "Seq2SeqJudge"),  # no name: the default evaluator
-        ({"judge": "seq2seq"}, "judge"),
+        ({"judge": 3}, "must be a plugin name or a table"),
         ({"evidence_template": "{title}"}, r"\{sentence\}"),
         ({"evidence_template": "{sentence} {rank}"}, "only use"),
     ],
@@ -198,3 +200,12 @@ def test_evaluator_params_without_name_override_the_default():
     selector = ReflectionSelector(judge={"threshold": 0.8})
     assert selector.config()["judge"]["name"] == "seq2seq"
     assert selector.judge.params.threshold == 0.8
+
+
+def test_judge_by_name_and_the_old_evaluator_key():
+    assert ReflectionSelector(judge="fake").config()["judge"]["name"] == "fake"
+    with pytest.warns(DeprecationWarning, match="now called 'judge'"):
+        selector = ReflectionSelector(evaluator={"name": "fake", "threshold": 0.7})
+    assert selector.judge.params.threshold == 0.7 and "evaluator" not in selector.config()
+    with pytest.raises(ConfigError, match="not both"):
+        ReflectionSelector(judge="fake", evaluator="fake")

@@ -8,7 +8,10 @@ from ragsift.registry import get_registry
 from ragsift.testing import sample_example
 from ragsift.types import Sentence
 
-SENTS = [Sentence(d, i, 0, 4, t) for d, i, t in [(0, 0, "a b c"), (0, 1, "d e"), (1, 0, "f"), (1, 1, "g h i j"), (2, 0, "k l")]]
+SENTS = [
+    Sentence(d, i, 0, 4, t)
+    for d, i, t in [(0, 0, "a b c"), (0, 1, "d e"), (1, 0, "f"), (1, 1, "g h i j"), (2, 0, "k l")]
+]
 EX = sample_example()
 
 

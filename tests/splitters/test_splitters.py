@@ -46,7 +46,10 @@ def test_presplit_without_spans_is_a_clear_error_unless_fallback():
     with pytest.raises(ConfigError, match="has no sentence boundaries"):
         get_registry().create("splitter", "presplit").split(Document("Title", "A. B."), 0)
     fallback = get_registry().create("splitter", "presplit", {"fallback": "sentencizer"})
-    assert [s.text for s in fallback.split(Document("Title", "This is one. This is two."), 0)] == ["This is one.", "This is two."]
+    assert [s.text for s in fallback.split(Document("Title", "This is one. This is two."), 0)] == [
+        "This is one.",
+        "This is two.",
+    ]
 
 
 def test_presplit_unknown_fallback_names_available_splitters():

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
+from ragsift.registry import build_plugin
 from ragsift.training.config import load_train_config, resolve_path
 
 CONFIGS = sorted((Path(__file__).resolve().parents[2] / "configs" / "train").glob("*.toml"))

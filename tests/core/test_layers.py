@@ -1,0 +1,114 @@
+"""The package's own imports (read with ast, function-level imports included): no import circle,
+and no module importing from a higher layer than its own."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import ragsift
+
+ROOT = Path(ragsift.__file__).parent
+
+#: lowest first; a module may import from its own layer and the layers below it. Within a layer,
+#: modules must not form a circle (checked below).
+LAYERS: list[set[str]] = [
+    {"ragsift.errors", "ragsift.types", "ragsift.hookspecs", "ragsift.version", "ragsift.output_files",
+     "ragsift.model_check"},
+    {"ragsift.plugin", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache", "ragsift.evidence", "ragsift.lm"},
+    {"ragsift.registry"},
+    # the stages, which talk to one another only through the registry
+    {"ragsift.splitters", "ragsift.scorers", "ragsift.assemblers", "ragsift.judges", "ragsift.readers",
+     "ragsift.metrics"},
+    {"ragsift.selectors", "ragsift.labelers", "ragsift.datasets"},
+    {"ragsift.compressors", "ragsift.trainers", "ragsift.training"},
+    # what uses every stage: configs, the Python API, the conformance kit
+    {"ragsift.config", "ragsift.api", "ragsift.testing"},
+    {"ragsift.evaluation"},
+    {"ragsift.cli", "ragsift.training.command", "ragsift"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = ["ragsift", *path.relative_to(ROOT).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str:
+    while name not in modules:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _imports() -> dict[str, set[str]]:
+    modules = _modules()
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ragsift"):
+                targets = [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names if alias.name.startswith("ragsift")]
+            else:
+                continue
+            edges[module] |= {_resolve(t, modules) for t in targets} - {module}
+    return edges
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    for name in (".".join(parts[:n]) for n in range(len(parts), 0, -1)):  # the most specific entry first
+        for i, layer in enumerate(LAYERS):
+            if name in layer:
+                return i
+    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in {__file__}")
+
+
+def test_every_module_belongs_to_a_layer_and_imports_only_downward():
+    edges = _imports()
+    assert len(edges) > 50  # the walk found the package
+    upward = [
+        f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)})"
+        for module, targets in sorted(edges.items())
+        for target in sorted(targets)
+        if _layer(target) > _layer(module)
+    ]
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def test_no_import_circle_between_modules():
+    cycle = _find_cycle(_imports())
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_checks_catch_a_circle_and_an_upward_import():
+    assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+    assert _layer("ragsift.scorers.bm25") < _layer("ragsift.config") < _layer("ragsift.cli")
