@@ -276,7 +276,8 @@ def _loading(spec: str) -> Iterator[None]:
         raise ConfigError(f"Model '{spec}': could not be loaded ({type(exc).__name__}: {str(exc)[:500]}).") from exc
 
 
-def _load_pretrained(auto_cls: Any, spec: str, device: str, dtype: str, load_in_4bit: bool, adapter: str | None) -> tuple[Any, Any]:
+def _load_pretrained(auto_cls: Any, spec: str, device: str, dtype: str, load_in_4bit: bool, adapter: str | None,
+                     fresh: bool = False) -> tuple[Any, Any]:
     location = resolve_model(spec)
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype)
@@ -286,6 +287,9 @@ def _load_pretrained(auto_cls: Any, spec: str, device: str, dtype: str, load_in_
             raise ConfigError("4-bit loading needs CUDA (bitsandbytes); on CPU set load_in_4bit = false.")
         if importlib.util.find_spec("bitsandbytes") is None:
             raise MissingDependencyError("4-bit loading needs bitsandbytes: pip install 'ragsift[cuda]'")
+    if fresh:  # a copy of its own (trainers change the weights)
+        with _loading(spec):
+            return _from_pretrained(auto_cls, location, device, torch_dtype, load_in_4bit, adapter)
     with _lock:
         if key in _cache:
             return _cache[key]
@@ -323,11 +327,13 @@ def _from_pretrained(auto_cls: Any, location: ModelLocation, device: str, torch_
     return model, tokenizer
 
 
-def load_causal_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False, adapter: str | None = None) -> tuple[Any, Any]:
-    """(model, tokenizer) of a causal LM, cached per process."""
+def load_causal_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False, adapter: str | None = None,
+                   fresh: bool = False) -> tuple[Any, Any]:
+    """(model, tokenizer) of a causal LM, cached per process (``fresh``: a new copy, not cached,
+    for a trainer that changes it)."""
     from transformers import AutoModelForCausalLM
 
-    return _load_pretrained(AutoModelForCausalLM, spec, device, dtype, load_in_4bit, adapter)
+    return _load_pretrained(AutoModelForCausalLM, spec, device, dtype, load_in_4bit, adapter, fresh)
 
 
 def load_seq2seq_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False, adapter: str | None = None) -> tuple[Any, Any]:

@@ -5,6 +5,12 @@ judge, trainers, baselines): ``sigmoid(l_pos - l_neg)`` in fp32 from the next-to
 Policy for models that cannot share prefixes (docs/exit.md, "Modes"): a layout asked for by name
 that the model cannot run is refused, saying why; ``auto`` runs the supported layout that needs
 the fewest tokens (``padded`` on ties and when nothing else runs) and records it in ``stats``.
+Readouts: with ``readout = (v, b)`` the score is ``sigmoid(v . h + b)`` of the final hidden state
+``h`` at the last prompt position (the input of the model's output layer, captured in the same
+forward pass, so every layout applies unchanged); ``v = w_pos - w_neg`` of the output layer and
+``b = 0`` is the two-way probability itself. :meth:`YesNoEngine.hidden_states` returns ``h``
+(what the readout trainer fits on).
+
 The only model call is :meth:`YesNoEngine._next_token_logits`.
 """
 
@@ -63,6 +69,11 @@ class YesNoEngine:
         self.device, self.activation_dtype = embeddings.device, embeddings.dtype
         #: counters of the last call: forward passes, tokens run (padding included), layout used
         self.stats: dict[str, Any] = {}
+        #: what a call computes per prompt from the kept rows (logits, or hidden states when
+        #: ``_hidden``): set by :meth:`_run`
+        self._hidden = False
+        self._head: Any = self._two_way
+        self._width: tuple[int, ...] = ()
 
     # -- choosing a layout ------------------------------------------------------------------
     def unsupported(self, layout: str, prompts: Sequence[EncodedPrompt]) -> str | None:
@@ -108,27 +119,60 @@ class YesNoEngine:
         return min(costs, key=lambda name: (costs[name], LAYOUTS.index(name)))
 
     # -- probabilities ----------------------------------------------------------------------
-    def probabilities(self, prompts: Sequence[EncodedPrompt], layout: str = "auto", hint: str = "") -> np.ndarray:
+    def probabilities(self, prompts: Sequence[EncodedPrompt], layout: str = "auto", hint: str = "",
+                      readout: tuple[Any, float] | None = None) -> np.ndarray:
         """P(positive) over {positive, negative} after each prompt, in the order given (float64
-        array of fp32 values). ``hint`` ends the message refusing a layout the model cannot run."""
+        array of fp32 values); with ``readout = (vector, bias)`` instead ``sigmoid(vector . h + bias)``
+        of the last position's final hidden state. ``hint`` ends the message refusing a layout the
+        model cannot run."""
+        import torch
+
+        if readout is None:
+            return self._run(prompts, layout, hint, False, self._two_way, ())
+        vector = torch.as_tensor(readout[0], dtype=torch.float32).to(self.device).reshape(-1)
+        hidden_size = self.model.get_output_embeddings().weight.shape[1]
+        if vector.numel() != hidden_size:
+            raise ConfigError(f"{self.owner}: the readout vector has {vector.numel()} values; the model's hidden size is {hidden_size}.")
+        bias = float(readout[1])
+        return self._run(prompts, layout, hint, True, lambda h: torch.sigmoid(h.float() @ vector + bias).cpu(), ())
+
+    def hidden_states(self, prompts: Sequence[EncodedPrompt], layout: str = "auto", hint: str = "") -> np.ndarray:
+        """The final hidden state at each prompt's last position (``[len(prompts), hidden]``, fp32
+        values in float64): what the output layer turns into the next-token logits."""
+        hidden_size = self.model.get_output_embeddings().weight.shape[1]
+        return self._run(prompts, layout, hint, True, lambda h: h.float().cpu(), (hidden_size,))
+
+    def _run(self, prompts: Sequence[EncodedPrompt], layout: str, hint: str, hidden: bool, head: Any,
+             width: tuple[int, ...]) -> np.ndarray:
         import torch
 
         self.stats = {"forward_passes": 0, "tokens": 0}
         if not prompts:
-            return np.zeros(0)
+            return np.zeros((0, *width))
         chosen = self.choose_layout(prompts, layout, hint)
         self.stats["layout"] = chosen
         run = {"padded": self._padded, "trunk": self._trunk, "packed": self._packed}[chosen]
-        with torch.inference_mode():
-            return run(prompts).double().cpu().numpy()
+        self._hidden, self._head, self._width = hidden, head, width
+        try:
+            with torch.inference_mode():
+                return run(prompts).double().cpu().numpy()
+        finally:
+            self._hidden, self._head, self._width = False, self._two_way, ()
 
-    def _probability(self, logits: Any) -> Any:
+    def _two_way(self, logits: Any) -> Any:
         return two_way_probability(logits[:, self.positive_id], logits[:, self.negative_id]).cpu()
 
-    def _padded(self, prompts: Sequence[EncodedPrompt]) -> Any:
+    def _probability(self, rows: Any) -> Any:
+        """The call's result for kept rows (logits, or hidden states when the call reads them)."""
+        return self._head(rows)
+
+    def _output(self, n: int) -> Any:
         import torch
 
-        out = torch.empty(len(prompts), dtype=torch.float32)
+        return torch.empty(n, *self._width, dtype=torch.float32)
+
+    def _padded(self, prompts: Sequence[EncodedPrompt]) -> Any:
+        out = self._output(len(prompts))
         for rows in chunks(len(prompts), self.batch_size):
             ids, mask, positions = padded_batch([prompts[i].ids for i in rows], self.pad_id, self.device)
             logits = self._next_token_logits(ids, attention_mask=mask, position_ids=positions, keep=1)[:, -1]
@@ -137,10 +181,8 @@ class YesNoEngine:
         return out
 
     def _trunk(self, prompts: Sequence[EncodedPrompt]) -> Any:
-        import torch
-
         ids = [p.ids for p in prompts]
-        out = torch.empty(len(prompts), dtype=torch.float32)
+        out = self._output(len(prompts))
         trunk, rest = trunk_plan(ids)
         cache = self._new_cache()
         out[trunk] = self._probability(self._extend(cache, ids[trunk], 0))[0]
@@ -150,9 +192,7 @@ class YesNoEngine:
         return out
 
     def _packed(self, prompts: Sequence[EncodedPrompt]) -> Any:
-        import torch
-
-        out = torch.empty(len(prompts), dtype=torch.float32)
+        out = self._output(len(prompts))
         groups = shared_prefix_groups(prompts)
         # the start every prompt shares: once per call, into the cache
         n_root = common_prefix_length([g.prefix for g in groups])
@@ -213,12 +253,23 @@ class YesNoEngine:
     def _next_token_logits(self, input_ids: Any, *, attention_mask: Any, position_ids: Any, keep: Any,
                            cache: Any = None) -> Any:
         """The one model call: logits ``[batch, len(keep), vocab]`` at sequence positions ``keep``
-        (an int n = the last n positions, or a 1-D tensor of positions); ``cache`` grows in place."""
+        (an int n = the last n positions, or a 1-D tensor of positions); ``cache`` grows in place.
+        When the call reads hidden states, the output layer's input ``[batch, len(keep), hidden]``
+        of the same forward pass instead."""
         kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask,
                                   "position_ids": position_ids, "use_cache": cache is not None}
         if cache is not None:
             kwargs[self._cache_kwarg] = cache
-        if self._can_keep_logits:
-            return self.model(**kwargs, logits_to_keep=keep).logits
-        logits = self.model(**kwargs).logits
-        return logits[:, -keep:] if isinstance(keep, int) else logits[:, keep]
+        captured: list[Any] = []
+        hook = None
+        if self._hidden:
+            hook = self.model.get_output_embeddings().register_forward_hook(lambda _m, args, _out: captured.append(args[0]))
+        try:
+            output = self.model(**kwargs, logits_to_keep=keep) if self._can_keep_logits else self.model(**kwargs)
+            rows = captured[-1] if self._hidden else output.logits
+            if self._can_keep_logits:
+                return rows
+            return rows[:, -keep:] if isinstance(keep, int) else rows[:, keep]
+        finally:
+            if hook is not None:
+                hook.remove()

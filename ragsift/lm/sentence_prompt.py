@@ -112,18 +112,23 @@ class YesNoPromptEncoder:
             if sentence.doc_index not in contexts:
                 contexts[sentence.doc_index] = self._encode(document_context(example.documents[sentence.doc_index]))
             suffix = tuple(self._encode(self.template.suffix(sentence.text)))
-            prompts.append(self._fit(example, sentence, head, contexts[sentence.doc_index], suffix))
+            where = (f"example '{example.id}', sentence {sentence.id} "
+                     f"(document {sentence.doc_index} {example.documents[sentence.doc_index].title!r})")
+            prompts.append(self._fit(where, head, contexts[sentence.doc_index], suffix))
         return prompts
 
-    def _fit(self, example: Example, sentence: Sentence, head: tuple[int, ...], context: list[int], suffix: tuple[int, ...]) -> EncodedPrompt:
+    def encode_record(self, query: str, context: str, sentence: str, where: str = "a record") -> EncodedPrompt:
+        """The prompt of one (query, document context, sentence) triple, encoded as
+        :meth:`encode_example` encodes it (a labeler's record; ``where`` names it in errors)."""
+        head = self.bos + tuple(self._encode(self.template.head(query)))
+        return self._fit(where, head, self._encode(context), tuple(self._encode(self.template.suffix(sentence))))
+
+    def _fit(self, where: str, head: tuple[int, ...], context: list[int], suffix: tuple[int, ...]) -> EncodedPrompt:
         budget = self.max_length - len(head) - len(suffix)
         if len(context) <= budget:
             return EncodedPrompt(head + tuple(context), suffix, len(context))
         total = len(head) + len(context) + len(suffix)
-        where = (
-            f"{self.owner}: example '{example.id}', sentence {sentence.id} "
-            f"(document {sentence.doc_index} {example.documents[sentence.doc_index].title!r})"
-        )
+        where = f"{self.owner}: {where}"
         sizes = f"instruction+query {len(head)}, document context {len(context)}, sentence piece {len(suffix)}"
         if budget < 0:
             raise PromptTooLongError(

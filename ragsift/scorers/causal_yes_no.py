@@ -4,16 +4,23 @@ The model reads the query, the sentence's OWN document and the sentence; the sco
 P(Yes) / (P(Yes) + P(No)) from the Yes/No engine (:mod:`ragsift.lm`). ``mode``: ``prefix-shared``
 (default; the engine's ``packed`` layout) or ``reference`` (``padded``, the EXIT authors'
 batching); same scores, tested. Prompt, tokenization, overflow and modes: docs/exit.md.
+
+Readout: with ``readout = "path/readout.safetensors"`` (a vector ``weight`` and a scalar ``bias``,
+written by the ``yes-no-readout`` trainer) the score is ``sigmoid(weight . h + bias)`` of the
+model's final hidden state ``h`` at the prompt's last position, from the same forward pass,
+instead of the Yes/No logit difference (which is the readout ``w_yes - w_no``, bias 0).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
+from ragsift.errors import ConfigError
 from ragsift.lm import (
     EXIT_TEMPLATE,
     EncodedPrompt,
@@ -26,15 +33,46 @@ from ragsift.plugin import CausalLMParams
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
-__all__ = ["CausalYesNoScorer", "CausalYesNoParams", "EXIT_MODEL", "EXIT_ADAPTER"]
+__all__ = ["CausalYesNoScorer", "CausalYesNoParams", "EXIT_MODEL", "EXIT_ADAPTER", "load_readout", "save_readout"]
 
 EXIT_MODEL = "google/gemma-2b-it"
 EXIT_ADAPTER = "doubleyyh/exit-gemma-2b"
+
+def save_readout(path: Path, weight: Any, bias: float) -> None:
+    """Write a readout file (safetensors, fp32): ``weight`` [hidden] and ``bias`` [1]."""
+    import torch
+    from safetensors.torch import save_file
+
+    save_file({"weight": torch.as_tensor(weight, dtype=torch.float32).reshape(-1).contiguous(),
+               "bias": torch.tensor([float(bias)], dtype=torch.float32)}, str(path))
+
+
+def load_readout(path: str, owner: str = "CausalYesNoScorer") -> tuple[Any, float]:
+    """(weight, bias) of a readout file; a clear error for a missing or malformed one."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    from ragsift.models import resolve_local_path
+
+    file = resolve_local_path(path)
+    if not file.is_file():
+        raise ConfigError(f"{owner}: readout file {path} not found.")
+    try:
+        tensors = load_file(str(file))
+    except (SafetensorError, OSError) as exc:
+        raise ConfigError(f"{owner}: {file}: not a safetensors readout file ({exc}).") from None
+    if set(tensors) != {"weight", "bias"} or tensors["weight"].dim() != 1 or tensors["bias"].numel() != 1:
+        raise ConfigError(f"{owner}: {file}: a readout file holds 'weight' (a vector) and 'bias' (one value); "
+                          f"found {sorted(tensors)}.")
+    return tensors["weight"].float(), float(tensors["bias"])
+
 
 class CausalYesNoParams(CausalLMParams):
     #: the causal LM: Hub id, folder, GGUF file or package:PKG/PATH
     model: str = Field(EXIT_MODEL, min_length=1)
     adapter: str | None = EXIT_ADAPTER
+    #: a trained readout (safetensors: ``weight`` [hidden], ``bias`` [1]) scoring the last hidden state
+    readout: str | None = None
     #: the prompt, with {query}, {context} and {sentence} once each, in that order
     template: str = EXIT_TEMPLATE
     mode: Literal["prefix-shared", "reference"] = "prefix-shared"
@@ -51,6 +89,11 @@ class CausalYesNoParams(CausalLMParams):
         YesNoTemplate.parse(value)
         return value
 
+    @field_validator("readout")
+    @classmethod
+    def _readout(cls, value: str | None) -> str | None:
+        return value if value and value.strip() else None
+
 
 
 class CausalYesNoScorer(Scorer):
@@ -65,14 +108,16 @@ class CausalYesNoScorer(Scorer):
         self._model: Any = None
         self._encoder: YesNoPromptEncoder | None = None
         self._engine: YesNoEngine | None = None
+        self._readout: tuple[Any, float] | None = None
         #: counters of the last ``score`` call: prompts, forward passes, tokens run through the model
         self.stats: dict[str, Any] = {}
 
     @classmethod
-    def from_model(cls, model: Any, tokenizer: Any, **params: Any) -> CausalYesNoScorer:
-        """A scorer around a model already in memory (tests, notebooks); ``model`` names nothing then."""
+    def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> CausalYesNoScorer:
+        """A scorer around a model already in memory (tests, notebooks, trainers); the ``model``
+        param then only names it."""
         scorer = cls(**params)
-        scorer._attach(model, tokenizer)
+        scorer._attach(loaded_model, tokenizer)
         return scorer
 
     def warm_up(self) -> None:
@@ -89,6 +134,7 @@ class CausalYesNoScorer(Scorer):
         max_length = resolve_max_length(p.max_length, model.config, tokenizer)
         self._engine = YesNoEngine(model, tokenizer, "Yes", "No", batch_size=p.batch_size, owner=owner)
         self._encoder = YesNoPromptEncoder(tokenizer, p.template, max_length, p.overflow, owner=owner)
+        self._readout = None if p.readout is None else load_readout(p.readout, owner)
         self._model = model
 
     @property
@@ -117,6 +163,6 @@ class CausalYesNoScorer(Scorer):
             return np.zeros(0)
         prompts = self.prompts(example, sentences)
         layout = "padded" if self.params.mode == "reference" else "packed"
-        scores = self.engine.probabilities(prompts, layout, hint='set mode = "reference" for this model')
+        scores = self.engine.probabilities(prompts, layout, hint='set mode = "reference" for this model', readout=self._readout)
         self.stats = {"prompts": len(prompts), "truncated": sum(p.truncated for p in prompts), **self.engine.stats}
         return scores

@@ -9,6 +9,10 @@ from ragsift.hookspecs import Register, hookimpl
 def register_trainers(register: Register) -> None:
     from ragsift.trainers.cross_encoder import CrossEncoderTrainer
     from ragsift.trainers.fusion import FusionTrainer
+    from ragsift.trainers.yes_no_lora import YesNoLoraTrainer
+    from ragsift.trainers.yes_no_readout import YesNoReadoutTrainer
 
     register("cross-encoder", CrossEncoderTrainer)
     register("fusion", FusionTrainer)
+    register("yes-no-lora", YesNoLoraTrainer)
+    register("yes-no-readout", YesNoReadoutTrainer)
