@@ -27,12 +27,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
 from ragsift.lm import EXIT_TEMPLATE, YesNoPromptEncoder, resolve_max_length, single_token_id
-from ragsift.lm.layouts import left_padded_batch
+from ragsift.lm.layouts import padded_batch
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.plugin import Params
+from ragsift.registry import build_plugin
 from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.trainers.base import Trainer, TrainingJob, TrainingResult
 from ragsift.trainers.cross_encoder import _batch_indices
@@ -165,7 +165,7 @@ class YesNoLoraTrainer(Trainer):
                 total = 0.0
                 for part in range(0, per_step, p.batch_size):
                     rows = chosen[part : part + p.batch_size]
-                    ids, mask, positions = left_padded_batch([prompts[i] for i in rows], pad, device)
+                    ids, mask, positions = padded_batch([prompts[i] for i in rows], pad, device)
                     target = torch.tensor([0 if records[i].label else 1 for i in rows], device=device)
                     with torch.autocast(device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
                         logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits[:, -1].float()

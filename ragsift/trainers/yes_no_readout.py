@@ -19,11 +19,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from ragsift.config import build_plugin
 from ragsift.errors import ConfigError
 from ragsift.lm import EXIT_TEMPLATE, YesNoEngine, YesNoPromptEncoder, resolve_max_length
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.plugin import Params
+from ragsift.registry import build_plugin
 from ragsift.scorers.causal_yes_no import CausalYesNoScorer, save_readout
 from ragsift.trainers.base import (
     DevPredictions,
