@@ -78,6 +78,19 @@ def _lines(run: Path) -> int:
     return total
 
 
+def _wait_resume_recorded(out: Path, resumes: int, process: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """Until the manifest lists this process's resume: a kill during start-up would test nothing."""
+    deadline = time.monotonic() + 120
+    while resumes and process.poll() is None:
+        try:
+            if len(json.loads((out / "manifest.json").read_text())["resumed"]) >= resumes:
+                return
+        except (OSError, ValueError, KeyError):
+            pass  # not written yet
+        assert time.monotonic() < deadline, "the resumed run never recorded its resume"
+        time.sleep(0.02)  # polling a file another process writes
+
+
 def _start(config: Path, out: Path, resume: bool) -> subprocess.Popen:  # type: ignore[type-arg]
     env = {**os.environ, "RAGSIFT_CHAOS_KEY": "k", "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "ragsift.cli", "evaluate", "-c", str(config), "--out", str(out), "-q"]
@@ -102,6 +115,7 @@ def test_killed_and_resumed_runs_against_a_chaotic_server_match_a_healthy_run(tm
         kills = 0
         for attempt in range(KILLS):
             process = _start(config, out, resume=attempt > 0)
+            _wait_resume_recorded(out, attempt, process)
             # a random point: after a random number of the 2N records, plus a random instant
             # (a loaded machine may have overshot the last target: never ask for an empty range)
             last = 2 * N - (KILLS - attempt)
