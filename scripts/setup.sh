@@ -72,7 +72,10 @@ for spec in (OFFLINE_QWEN_0_5B, OFFLINE_QWEN_1_5B):
 PY
 
 if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
-  python -c "import llama_cpp.server" >/dev/null 2>&1 || pip install -e ".[server]"
+  # 'import llama_cpp.server' succeeds without the server's own needs (uvicorn, fastapi, ...): the
+  # check imports what 'python -m llama_cpp.server' imports.
+  python -c "import uvicorn, llama_cpp.server.app" >/dev/null 2>&1 || pip install -e ".[server]"
+  python -c "import uvicorn, llama_cpp.server.app"
 fi
 # Headless Chromium (Debian's package) for the test that opens report.html in a browser. Only
 # where apt-get exists and chromium is missing; installing needs root (CI runs as root).
