@@ -71,6 +71,12 @@ for spec in (OFFLINE_QWEN_0_5B, OFFLINE_QWEN_1_5B):
     print("reader model:", spec, "->", resolve_model(spec).file)
 PY
 
+# The framework adapters' extras (LangChain, LlamaIndex, Haystack): the tests run the adapters inside
+# the real frameworks.
+python -c "import langchain_core, langchain_classic, llama_index.core, haystack" >/dev/null 2>&1 \
+  || pip install -e ".[langchain,llama-index,haystack]"
+python -c "import langchain_core, langchain_classic, llama_index.core, haystack"
+
 if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
   # 'import llama_cpp.server' succeeds without the server's own needs (uvicorn, fastapi, ...): the
   # check imports what 'python -m llama_cpp.server' imports.

@@ -25,6 +25,8 @@ LAYERS: list[set[str]] = [
     # what uses every stage: configs, the Python API, the conformance kit
     {"ragsift.config", "ragsift.api", "ragsift.testing"},
     {"ragsift.evaluation"},
+    # the framework adapters (LangChain, LlamaIndex, Haystack), each an optional extra
+    {"ragsift.integrations"},
     {"ragsift.cli", "ragsift.training.command", "ragsift"},
 ]
 

@@ -1,0 +1,92 @@
+"""ragsift as a LlamaIndex node postprocessor (``pip install 'ragsift[llama-index]'``).
+
+    from ragsift.integrations.llamaindex import RagsiftNodePostprocessor
+
+    query_engine = index.as_query_engine(node_postprocessors=[RagsiftNodePostprocessor("bm25")])
+
+Each input node that keeps at least one sentence comes back once, in the input order, with its
+kept sentences as text and everything else of the node kept: id, score, metadata, relationships,
+templates. ``metadata["ragsift"]`` (:mod:`ragsift.integrations.sifting`) is added and left out of
+the text that LLMs and embedders see. ``start_char_idx`` / ``end_char_idx`` are cleared: they
+described the original text (its kept spans are in ``metadata["ragsift"]``). A node's title is
+read from ``metadata[title_key]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsift.integrations.sifting import METADATA_KEY, CompressorSpec, DocumentSifter, missing_framework
+
+try:
+    from llama_index.core.bridge.pydantic import PrivateAttr
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+    from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+except ImportError as exc:
+    raise missing_framework(__name__, "LlamaIndex (llama-index-core)", "llama-index", exc) from exc
+
+__all__ = ["RagsiftNodePostprocessor"]
+
+
+class RagsiftNodePostprocessor(BaseNodePostprocessor):
+    """Keeps the sentences a ragsift compressor selects for the query, per node.
+
+    ``compressor``: a config name or path (``"bm25"``, ``"configs/embedding.toml"``), a compressor
+    spec table (``{"name": "bm25", "selector": {"k": 3}}``) or a built ragsift ``Compressor``.
+    The compressor is built (and its config checked) at once; its models load on first use.
+    Nodes that are not text nodes cannot be compressed and are refused.
+    """
+
+    compressor: Any = "bm25"
+    #: the metadata key that holds a node's title (ragsift's scorers and assemblers may use it)
+    title_key: str = "title"
+    #: how the kept sentences of one node are joined
+    sentence_separator: str = " "
+    _sifter: DocumentSifter = PrivateAttr()
+
+    def __init__(self, compressor: CompressorSpec = "bm25", **fields: Any) -> None:
+        super().__init__(**{**fields, "compressor": compressor})
+        self._sifter = DocumentSifter(compressor, sentence_separator=self.sentence_separator, owner=type(self).__name__)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "RagsiftNodePostprocessor"
+
+    @property
+    def compressor_name(self) -> str:
+        return self._sifter.name
+
+    def warm_up(self) -> None:
+        """Load the compressor's models now rather than on the first query."""
+        self._sifter.warm_up()
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        if query_bundle is None:
+            raise ValueError(f"{type(self).__name__} needs the query: pass query_str or query_bundle to postprocess_nodes().")
+        pairs = []
+        for i, scored in enumerate(nodes):
+            if not isinstance(scored.node, TextNode):
+                raise TypeError(f"{type(self).__name__}: node {i} ({scored.node.node_id}) is a {type(scored.node).__name__}, "
+                                "not a TextNode; only text can be compressed.")
+            title = scored.node.metadata.get(self.title_key, "")
+            pairs.append((title if isinstance(title, str) else "", scored.node.get_content(metadata_mode=MetadataMode.NONE)))
+        out = []
+        for sifted in self._sifter.sift(query_bundle.query_str, pairs):
+            original = nodes[sifted.index]
+            node = original.node
+            assert isinstance(node, TextNode)
+            update = {
+                "text": sifted.text,
+                "metadata": {**node.metadata, METADATA_KEY: sifted.metadata},
+                "excluded_llm_metadata_keys": _with(node.excluded_llm_metadata_keys, METADATA_KEY),
+                "excluded_embed_metadata_keys": _with(node.excluded_embed_metadata_keys, METADATA_KEY),
+                "relationships": dict(node.relationships),  # the copy's own dict (model_copy is shallow)
+                "start_char_idx": None,
+                "end_char_idx": None,
+            }
+            out.append(NodeWithScore(node=node.model_copy(update=update), score=original.score))
+        return out
+
+
+def _with(keys: list[str], key: str) -> list[str]:
+    return list(keys) if key in keys else [*keys, key]

@@ -1,0 +1,110 @@
+"""The LangChain adapter inside LangChain's ContextualCompressionRetriever, over the bundled
+sample, checked against ``ragsift compress``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from adapter_checks import check_against_cli, original_metadata
+from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+import ragsift
+from ragsift.errors import ConfigError, UsageError
+from ragsift.integrations.langchain import RagsiftDocumentCompressor
+from ragsift.types import Example
+
+
+class SampleRetriever(BaseRetriever):
+    """An in-memory retriever: each question's documents, in the sample's order."""
+
+    documents: dict[str, list[Document]]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        return list(self.documents.get(query, []))
+
+
+def to_documents(example: Example) -> list[Document]:
+    return [Document(page_content=d.text, metadata=original_metadata(example, i), id=f"{example.id}/{i}")
+            for i, d in enumerate(example.documents)]
+
+
+def as_output(example: Example, documents: list[Document]) -> list[tuple[int, str, dict]]:
+    out = []
+    for doc in documents:
+        assert doc.id is not None and doc.id.startswith(f"{example.id}/")  # the input document's id survives
+        out.append((int(doc.id.rsplit("/", 1)[1]), doc.page_content, doc.metadata))
+    return out
+
+
+@pytest.mark.parametrize("name", ["bm25", pytest.param("embedding", marks=pytest.mark.slow)])
+def test_contextual_compression_retriever_keeps_what_ragsift_compress_keeps(name, sample_examples, cli_records, compressor_for):
+    compressor = RagsiftDocumentCompressor(compressor_for(name))
+    retriever = ContextualCompressionRetriever(
+        base_compressor=compressor,
+        base_retriever=SampleRetriever(documents={ex.question: to_documents(ex) for ex in sample_examples}),
+    )
+    for example, record in zip(sample_examples, cli_records(name), strict=True):
+        check_against_cli(as_output(example, retriever.invoke(example.question)), example, record)
+    # the async path gives the same documents
+    example, record = sample_examples[0], cli_records(name)[0]
+    check_against_cli(as_output(example, asyncio.run(retriever.ainvoke(example.question))), example, record)
+
+
+def test_acompress_documents_runs_concurrent_calls_safely(sample_examples):
+    compressor = RagsiftDocumentCompressor("bm25")
+    expected = [compressor.compress_documents(to_documents(ex), ex.question) for ex in sample_examples]
+
+    async def all_at_once():
+        return await asyncio.gather(*(compressor.acompress_documents(to_documents(ex), ex.question)
+                                      for ex in sample_examples * 4))
+
+    assert list(asyncio.run(all_at_once())) == expected * 4
+
+
+def test_documents_that_keep_nothing_are_dropped_and_titles_and_metadata_survive():
+    documents = [
+        Document(page_content="Paris is the capital of France. It is large.", metadata={"title": "Paris", "url": "u1"}, id="p"),
+        Document(page_content="", metadata={"title": "Empty"}, id="e"),
+        Document(page_content="Marie Curie was a physicist. She was born in Warsaw.", metadata={"title": "Marie Curie", "n": 2}, id="m"),
+    ]
+    compressor = RagsiftDocumentCompressor({"name": "bm25", "selector": {"k": 1}})
+    (kept,) = compressor.compress_documents(documents, "Which city was she born in?")
+    assert kept.page_content == "She was born in Warsaw."
+    assert kept.id == "m"
+    assert kept.metadata["title"] == "Marie Curie" and kept.metadata["n"] == 2
+    (sentence,) = kept.metadata["ragsift"]["sentences"]
+    assert sentence["score"] > 0 and {k: v for k, v in sentence.items() if k != "score"} == {"index": 1, "start": 29, "end": 52, "rank": 0}
+    assert kept.metadata["ragsift"]["compressor"] == compressor.compressor_name == "bm25"
+    assert documents[2].page_content.startswith("Marie Curie was")  # the input is not modified
+    assert "ragsift" not in documents[2].metadata
+
+
+def test_the_title_reaches_ragsift(monkeypatch):
+    seen = []
+    compressor = ragsift.load_compressor("bm25")
+    real = compressor.compress
+    monkeypatch.setattr(compressor, "compress", lambda example: seen.append(example) or real(example))
+    RagsiftDocumentCompressor(compressor, title_key="name").compress_documents(
+        [Document(page_content="A b.", metadata={"name": "Title A"}), Document(page_content="C d.", metadata={"name": 3})], "b")
+    assert [d.title for d in seen[0].documents] == ["Title A", ""]  # a title that is not a string is left out
+
+
+def test_an_empty_document_list(sample_examples):
+    compressor = RagsiftDocumentCompressor("bm25")
+    assert compressor.compress_documents([], "anything") == []
+    assert asyncio.run(compressor.acompress_documents([], "anything")) == []
+    retriever = ContextualCompressionRetriever(base_compressor=compressor, base_retriever=SampleRetriever(documents={}))
+    assert retriever.invoke("a question nobody asked") == []
+
+
+def test_bad_compressor_and_bad_query_are_clear_errors():
+    with pytest.raises(ConfigError, match="neither a registered compressor"):
+        RagsiftDocumentCompressor("no-such-config")
+    with pytest.raises(UsageError, match="'compressor' must be a config name"):
+        RagsiftDocumentCompressor(42)
+    with pytest.raises(UsageError, match="the query must be a string"):
+        RagsiftDocumentCompressor("bm25").compress_documents([Document(page_content="A b.")], None)  # type: ignore[arg-type]
