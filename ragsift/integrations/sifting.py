@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any
+from typing import Any, cast
 
 from ragsift.api import load_compressor
 from ragsift.compressors.base import Compressor
@@ -31,7 +31,8 @@ from ragsift.errors import MissingDependencyError, UsageError
 from ragsift.registry import build_plugin
 from ragsift.types import Document, Example
 
-__all__ = ["METADATA_KEY", "CompressorSpec", "SiftedDocument", "DocumentSifter", "missing_framework"]
+__all__ = ["METADATA_KEY", "CompressorSpec", "SiftedDocument", "DocumentSifter", "build_compressor", "split_record",
+           "missing_framework"]
 
 #: the metadata key under which adapters put ragsift's per-document record
 METADATA_KEY = "ragsift"
@@ -79,9 +80,7 @@ def build_compressor(compressor: CompressorSpec, owner: str) -> Compressor:
     if isinstance(compressor, Compressor):
         return compressor
     if isinstance(compressor, Mapping):
-        built = build_plugin("compressor", compressor, owner)
-        assert isinstance(built, Compressor)
-        return built
+        return cast(Compressor, build_plugin("compressor", compressor, owner))
     if isinstance(compressor, (str, PathLike)):
         return load_compressor(str(compressor))
     raise UsageError(f"{owner}: 'compressor' must be a config name or path, a compressor spec table or a ragsift "
