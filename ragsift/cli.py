@@ -236,11 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N examples")
     p.set_defaults(func=_cmd_label)
 
-    from ragsift.evaluation.command import add_evaluate_command
+    from ragsift.evaluation.command import add_evaluate_command, add_merge_command
     from ragsift.evaluation.report_command import add_report_command
     from ragsift.training.command import add_train_command
 
     add_evaluate_command(sub)
+    add_merge_command(sub)
     add_report_command(sub)
     add_train_command(sub)
     return parser

@@ -6,12 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["add_evaluate_command"]
+__all__ = ["add_evaluate_command", "add_merge_command"]
 
 _EPILOG = """examples:
   ragsift evaluate --config configs/quickstart.toml --out runs/quickstart
   ragsift evaluate -c configs/bm25.toml --data my.json --limit 20 --no-reader --out runs/bm25
   ragsift evaluate -c configs/quickstart.toml --out runs/quickstart --resume   # after a crash
+  ragsift evaluate -c configs/bm25.toml --shard 0/4 --out runs/bm25-0   # 1/4 of the examples; then 'ragsift merge'
 
 writes RUN_DIR/predictions/<compressor>.jsonl (one line per example, flushed as it is done),
 RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report: RUN_DIR/report.html
@@ -21,6 +22,7 @@ RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ragsift.errors import RagsiftError
     from ragsift.evaluation.runner import RunOptions, run_evaluation
+    from ragsift.evaluation.shards import parse_shard
 
     if args.allow_mixed and not args.resume:
         raise RagsiftError("--allow-mixed only applies with --resume.")
@@ -28,7 +30,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     run_evaluation(RunOptions(
         config=args.config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
         resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]], progress=not args.quiet,
+        shard=None if args.shard is None else parse_shard(args.shard), parquet=args.parquet,
     ))
+    return 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from ragsift.evaluation.merge import merge_runs
+
+    merge_runs([Path(d) for d in args.run_dirs], Path(args.out), parquet=args.parquet,
+               argv=["ragsift", *sys.argv[1:]], echo=None if args.quiet else print)
     return 0
 
 
@@ -57,6 +68,35 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
                    help="with --resume: continue although ragsift's version or a model file changed since the run "
                    "started (the run then mixes both; the manifest records what changed)")
     p.add_argument("--no-reader", action="store_true", help="compression and evidence metrics only; no reader")
+    p.add_argument("--shard", metavar="I/N", help="only shard I of N (0 <= I < N): the examples at positions p with "
+                   "p %% N == I, into this run directory; 'ragsift merge' joins the N run directories")
+    p.add_argument("--parquet", action="store_true", help="also write predictions/<label>.parquet and "
+                   "<label>.sentences.parquet (as [evaluation] parquet = true; pip install 'ragsift[parquet]')")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_evaluate)
+    return p
+
+
+_MERGE_EPILOG = """examples:
+  for i in 0 1 2; do ragsift evaluate -c configs/bm25.toml --shard $i/3 --out runs/bm25-$i; done
+  ragsift merge runs/bm25-0 runs/bm25-1 runs/bm25-2 --out runs/bm25
+
+checks that the shards come from one config, input file, limit, code version and model files, that
+their numbers are 0..N-1 once each and that they hold every example once; then writes OUT as an
+unsharded run would: predictions/, summary.json, summary.md, manifest.json (merged_from), report.html."""
+
+
+def add_merge_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``merge`` to the ``ragsift`` command line."""
+    p = subparsers.add_parser(
+        "merge", help="merge the run directories of 'evaluate --shard i/N' into one run",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_MERGE_EPILOG,
+        description="Check that shard runs belong together and cover every example exactly once, then write the "
+        "summary, paired tests and report of the whole run.",
+    )
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="the run directory of every shard")
+    p.add_argument("--out", "-o", required=True, help="the merged run directory (new or empty)")
+    p.add_argument("--parquet", action="store_true", help="also write the merged predictions as Parquet")
+    p.add_argument("--quiet", "-q", action="store_true", help="do not print the summary table")
+    p.set_defaults(func=_cmd_merge)
     return p

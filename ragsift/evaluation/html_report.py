@@ -29,7 +29,7 @@ from ragsift.evaluation.example_view import (
     render_view,
     view_css,
 )
-from ragsift.evaluation.predictions import prediction_path, read_records
+from ragsift.evaluation.predictions import prediction_path, read_predictions
 from ragsift.evaluation.report import (
     LATENCY_STAGES,
     SIGNIFICANCE,
@@ -79,7 +79,7 @@ def load_run(run_dir: Path) -> RunData:
     for label in summary["compressors"]:
         seen: set[str] = set()
         unique = []
-        for r in read_records(prediction_path(run_dir, label), repair=False):
+        for r in read_predictions(prediction_path(run_dir, label)):
             if str(r["id"]) not in seen:
                 seen.add(str(r["id"]))
                 unique.append(r)

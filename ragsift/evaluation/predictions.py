@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from ragsift.errors import ConfigError, DataFormatError
 
-__all__ = ["read_records", "PredictionWriter", "prediction_path", "prediction_paths"]
+__all__ = ["read_records", "read_predictions", "PredictionWriter", "prediction_path", "prediction_paths"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -79,6 +79,16 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
         records.append(record)
         offset += len(raw) + 1
     return records
+
+
+def read_predictions(path: Path) -> list[dict[str, Any]]:
+    """The records of ``predictions/<label>.jsonl`` (never repaired), or of ``<label>.parquet``
+    when only that exists (a run shipped or archived as Parquet); [] when neither does."""
+    if not path.exists() and path.with_suffix(".parquet").exists():
+        from ragsift.evaluation.columnar import read_parquet
+
+        return read_parquet(path.with_suffix(".parquet"))
+    return read_records(path, repair=False)
 
 
 class PredictionWriter:

@@ -31,6 +31,7 @@ from ragsift.evaluation.html_report import write_report
 from ragsift.evaluation.predictions import PredictionWriter, prediction_paths, read_records
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
 from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.evaluation.shards import Shard, select_shard
 from ragsift.evaluation.timing import timed_compress, timed_read
 from ragsift.metrics.base import Metric, MetricInput, MetricOutput
 from ragsift.models import OFFLINE_SMOLLM2
@@ -39,7 +40,8 @@ from ragsift.readers.base import ReaderAnswer
 from ragsift.registry import build_plugin
 from ragsift.types import Example
 
-__all__ = ["EvaluationInterrupted", "RunOptions", "run_evaluation", "resolve_data", "version_changes"]
+__all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise", "resolve_data",
+           "version_changes", "check_run_dir", "collect_records", "make_record", "problem"]
 
 
 class EvaluationInterrupted(RagsiftError):
@@ -62,6 +64,41 @@ class RunOptions:
     argv: list[str] | None = None
     progress: bool = True
     echo: Callable[[str], None] = field(default=print)
+    #: ``--shard i/N``: only the examples at positions p with p % N == i (:mod:`ragsift.evaluation.shards`)
+    shard: Shard | None = None
+    #: also write predictions and per-sentence scores as Parquet (``[evaluation] parquet`` too)
+    parquet: bool = False
+    #: ``local`` (this process) or ``ray`` (:mod:`ragsift.evaluation.ray_engine`)
+    engine: str = "local"
+
+
+@dataclass
+class RunPlan:
+    """A run resolved and checked before anything is written: plugins, data, labels, limits."""
+
+    config: RunConfig
+    config_bytes: bytes
+    settings: EvaluationSettings
+    compressors: dict[str, Any]
+    families: dict[str, str]
+    labels: list[str]
+    baseline: str
+    reader: Any
+    metrics: list[Metric]
+    limit: int | None
+    data: Path
+    format: str | None
+    #: every example of the run (after the limit), before sharding
+    examples: list[Example]
+    #: label -> the examples that compressor evaluates in this run (its limit, then the shard)
+    subsets: dict[str, list[Example]]
+    #: example id -> its position in ``examples`` (``reader_limit`` counts positions)
+    positions: dict[str, int]
+    shard: Shard | None = None
+
+    def run_examples(self) -> int:
+        """How many examples this run evaluates (a shard: its share of ``examples``)."""
+        return len(self.examples) if self.shard is None else len(select_shard(self.examples, self.shard))
 
 
 def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None]:
@@ -117,6 +154,7 @@ def _check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path)
         (old.get("config", {}).get("sha256"), new["config"]["sha256"], "the config file changed", new["config"]["path"]),
         (old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed", new["input"]["path"]),
         (old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs", None),
+        (old.get("run", {}).get("shard"), new["run"]["shard"], "--shard differs", None),
     ]
     for before, now_, why, path in checks:
         if before != now_:
@@ -177,7 +215,8 @@ def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, dat
                    "text": config_bytes.decode("utf-8", errors="replace"),
                    "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in compressors.items()}},
         "input": {"path": str(data), "sha256": mf.sha256_file(data), "format": fmt, "examples": n},
-        "run": {"limit": limit, "no_reader": opts.no_reader, "evaluation": settings.model_dump(mode="json")},
+        "run": {"limit": limit, "no_reader": opts.no_reader, "evaluation": settings.model_dump(mode="json"),
+                "shard": None if opts.shard is None else opts.shard.to_dict(), "engine": opts.engine},
         "reader": None if reader is None else {"name": reader.registered_name, **reader.describe()},
         "metrics": [{"name": m.registered_name, **m.config()} for m in metrics],
         "models": {"compressors": models, "tokenizers": mf.describe_models(tokenizers)},
@@ -186,7 +225,7 @@ def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, dat
     }
 
 
-def _record(label: str, example: Example, result: Any, answer: Any, read_seconds: float | None,
+def make_record(label: str, example: Example, result: Any, answer: Any, read_seconds: float | None,
             metrics: Sequence[Metric]) -> dict[str, Any]:
     prediction = None if answer is None else answer.text
     item = MetricInput(example, result, prediction)
@@ -214,7 +253,10 @@ def _record(label: str, example: Example, result: Any, answer: Any, read_seconds
 
 def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: list[Example],
                          metrics: Sequence[Metric], settings: EvaluationSettings, path: Path,
-                         progress: bool, caches: RunCaches | None = None) -> int:
+                         progress: bool, caches: RunCaches | None = None,
+                         positions: Mapping[str, int] | None = None) -> int:
+    """Compress (and read) the examples not yet in ``path``; ``positions``: each example's place
+    in the whole run (a shard's examples keep theirs, so ``reader_limit`` reads the same ones)."""
     from tqdm import tqdm
 
     done = {r["id"] for r in read_records(path)}
@@ -226,8 +268,8 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
         reader.warm_up()
     for metric in metrics:
         metric.warm_up()
-    position = {ex.id: i for i, ex in enumerate(examples)}
-    reader_limit = settings.reader_limit if settings.reader_limit is not None else len(examples)
+    position = dict(positions) if positions is not None else {ex.id: i for i, ex in enumerate(examples)}
+    reader_limit = settings.reader_limit if settings.reader_limit is not None else len(position)
     written = 0
     bar = tqdm(total=len(examples), initial=len(examples) - len(todo), desc=f"evaluate [{label}]", unit="ex",
                disable=not progress, file=sys.stderr)
@@ -250,7 +292,7 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
                     for i, reply, s in zip(read, got, read_seconds, strict=True):
                         answers[i], seconds[i] = reply, s
                 for ex, result, answer, secs in zip(batch, results, answers, seconds, strict=True):
-                    writer.write(_record(label, ex, result, answer, secs, metrics))
+                    writer.write(make_record(label, ex, result, answer, secs, metrics))
                     written += 1
                     bar.update(1)
     except (Exception, KeyboardInterrupt) as exc:
@@ -259,13 +301,13 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
         if isinstance(exc, KeyboardInterrupt):
             print(f"ragsift: interrupted: {saved}.", file=sys.stderr)
             raise
-        raise EvaluationInterrupted(f"{_problem(exc)}\n{saved} (after fixing the problem).") from exc
+        raise EvaluationInterrupted(f"{problem(exc)}\n{saved} (after fixing the problem).") from exc
     finally:
         bar.close()
     return written
 
 
-def _problem(exc: BaseException) -> str:
+def problem(exc: BaseException) -> str:
     """One line for any exception: ragsift's own message, an OS error's path and reason, or
     the type and text of an unexpected error."""
     if isinstance(exc, RagsiftError):
@@ -283,7 +325,7 @@ def _redact(text: str, reader: Any) -> str:
     return text
 
 
-def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
+def check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
     """The manifest of the run in ``run_dir`` to resume (None: a new run). A run directory is
     either new or empty, or a ragsift run that ``--resume`` continues."""
     if run_dir.exists() and not run_dir.is_dir():
@@ -303,20 +345,19 @@ def _check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
     return None
 
 
-def _collect(path: Path, examples: Sequence[Example]) -> list[dict[str, Any]]:
-    """The records of ``path`` for ``examples``, each id once."""
+def collect_records(path: Path, examples: Sequence[Example]) -> list[dict[str, Any]]:
+    """The records of ``path`` for ``examples``, each id once, in the order of ``examples``
+    (whatever order they were written in: an engine may finish them out of order)."""
     wanted = {ex.id for ex in examples}
-    seen: set[str] = set()
-    unique = []
+    by_id: dict[str, dict[str, Any]] = {}
     for r in read_records(path, repair=False):
-        if r["id"] in wanted and r["id"] not in seen:
-            seen.add(r["id"])
-            unique.append(r)
-    return unique
+        if r["id"] in wanted and r["id"] not in by_id:
+            by_id[r["id"]] = r
+    return [by_id[ex.id] for ex in examples if ex.id in by_id]
 
 
-def run_evaluation(opts: RunOptions) -> dict[str, Any]:
-    """Run (or resume) an evaluation; returns the summary (also written to RUN_DIR)."""
+def plan_run(opts: RunOptions) -> RunPlan:
+    """Build every plugin, read the data and check the settings, writing nothing."""
     config = load_config(opts.config)
     config_bytes = Path(config.source).read_bytes()
     settings = EvaluationSettings.from_table(config.evaluation, config.source)
@@ -326,17 +367,60 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     limits_by_label = sw.limits_by_label(settings.limits, families)
     labels = list(compressors)
     baseline = settings.check_labels(labels, config.source, families=list(families.values()))
-    run_dir = Path(opts.out)
-    paths = prediction_paths(run_dir, labels, config.source)
+    prediction_paths(Path(opts.out), labels, config.source)  # labels that would share a file are refused
     reader = None if opts.no_reader else config.build_reader()
     metrics = build_metrics(settings, reader, config.source)
     limit = opts.limit if opts.limit is not None else settings.limit
     data, fmt = resolve_data(config, opts.data, opts.format)
     examples = _load_examples(config, opts, limit, data)
+    subsets = {label: examples[: limits_by_label.get(label, len(examples))] for label in labels}
+    if opts.shard is not None:
+        subsets = {label: select_shard(subset, opts.shard) for label, subset in subsets.items()}
+        opts.shard.check_not_empty(len(examples), data)
+    return RunPlan(config, config_bytes, settings, compressors, families, labels, baseline, reader, metrics, limit,
+                   data, fmt, examples, subsets, {ex.id: i for i, ex in enumerate(examples)}, opts.shard)
 
-    old = _check_run_dir(run_dir, opts.resume)
-    manifest = _base_manifest(opts, config, config_bytes, data, fmt, settings, limit, len(examples),
-                              compressors, reader, metrics)
+
+def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]], *,
+              config_path: str | None = None, parquet: bool = False) -> dict[str, Any]:
+    """The summary of ``records`` (label -> records, in example order), written as summary.json
+    and summary.md (and the predictions as Parquet when asked); shared by every engine and by
+    ``ragsift merge``, so that all of them summarise alike."""
+    settings = plan.settings
+    summary = build_summary(records, _outputs(plan.metrics), baseline=plan.baseline, samples=settings.bootstrap_samples,
+                            confidence=settings.confidence, seed=settings.seed)
+    examples = plan.run_examples()
+    summary = {"run_dir": str(run_dir), "config": config_path or str(plan.config.source), "examples": examples, **summary}
+    for label, family in plan.families.items():  # a sweep's points: one line per family in the report
+        summary["compressors"][label]["family"] = family
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    title = f"ragsift evaluation: {Path(config_path or plan.config.source).name}"
+    (run_dir / "summary.md").write_text(format_markdown(summary, title), encoding="utf-8")
+    if parquet or settings.parquet:
+        from ragsift.evaluation.columnar import write_parquet
+
+        paths = prediction_paths(run_dir, plan.labels)
+        for label, recs in records.items():
+            write_parquet(paths[label], recs)
+    return summary
+
+
+def run_evaluation(opts: RunOptions) -> dict[str, Any]:
+    """Run (or resume) an evaluation; returns the summary (also written to RUN_DIR)."""
+    plan = plan_run(opts)
+    config, config_bytes, settings, compressors, reader, metrics = (
+        plan.config, plan.config_bytes, plan.settings, plan.compressors, plan.reader, plan.metrics)
+    run_dir = Path(opts.out)
+    paths = prediction_paths(run_dir, plan.labels, config.source)
+    engine = opts.engine
+    if engine != "local":
+        raise ConfigError(f"--engine: expected 'local'; got '{engine}'.")
+
+    old = check_run_dir(run_dir, opts.resume)
+    manifest = _base_manifest(opts, config, config_bytes, plan.data, plan.format, settings, plan.limit,
+                              len(plan.examples), compressors, reader, metrics)
+    if opts.shard is not None:
+        manifest["run"]["shard"]["examples"] = plan.run_examples()
     if old is not None:
         _check_resume(old, manifest, run_dir)
         changes = version_changes(old, manifest)
@@ -347,7 +431,7 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
                 "if you mean it (the manifest records what changed)."
             )
         manifest["created_at"] = old.get("created_at", manifest["created_at"])
-        resumed = {"at": mf.now(), "command_line": manifest["command_line"]}
+        resumed = {"at": mf.now(), "command_line": manifest["command_line"], "engine": engine}
         if changes:
             resumed["mixed"] = changes
         manifest["resumed"] = [*old.get("resumed", []), resumed]
@@ -358,32 +442,28 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     except OSError as exc:
         raise OutputError(describe_os_error(exc)) from None
 
-    subsets = {label: examples[: limits_by_label.get(label, len(examples))] for label in labels}
-    reader, caches = attach_caches(compressors, reader, settings.cache, run_dir, share=sw.sweep_shares(families))
+    caches: RunCaches | None = None
+    engine_report: dict[str, Any] = {}
     try:
-        for label, compressor in compressors.items():
-            _evaluate_compressor(label, compressor, reader, subsets[label], metrics, settings, paths[label],
-                                 opts.progress, caches)
-        records = {label: _collect(paths[label], subsets[label]) for label in labels}
-        summary = build_summary(records, _outputs(metrics), baseline=baseline, samples=settings.bootstrap_samples,
-                                confidence=settings.confidence, seed=settings.seed)
-        summary = {"run_dir": str(run_dir), "config": str(config.source), "examples": len(examples), **summary}
-        for label, family in families.items():  # a sweep's points: one line per family in the report
-            summary["compressors"][label]["family"] = family
-        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        (run_dir / "summary.md").write_text(format_markdown(summary, f"ragsift evaluation: {Path(config.source).name}"),
-                                            encoding="utf-8")
+        if engine == "local":  # the only engine so far
+            reader, caches = attach_caches(compressors, reader, settings.cache, run_dir,
+                                           share=sw.sweep_shares(plan.families))
+            for label, compressor in compressors.items():
+                _evaluate_compressor(label, compressor, reader, plan.subsets[label], metrics, settings, paths[label],
+                                     opts.progress, caches, plan.positions)
+        records = {label: collect_records(paths[label], plan.subsets[label]) for label in plan.labels}
+        summary = summarise(plan, run_dir, records, parquet=opts.parquet)
     except (Exception, KeyboardInterrupt) as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        manifest.update(status=status, error=_redact(_problem(exc), reader), updated_at=mf.now())
+        manifest.update(status=status, error=_redact(problem(exc), reader), updated_at=mf.now())
         mf.write_manifest(run_dir, manifest)
         if isinstance(exc, (RagsiftError, KeyboardInterrupt)):
             if isinstance(exc, RagsiftError) and reader is not None:
                 exc.args = tuple(_redact(str(a), reader) for a in exc.args)
             raise
-        raise EvaluationInterrupted(_redact(_problem(exc), reader)) from exc
+        raise EvaluationInterrupted(_redact(problem(exc), reader)) from exc
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
-                    caches=caches.report(), families=families)
+                    caches=caches.report() if caches is not None else engine_report, families=plan.families)
     mf.write_manifest(run_dir, manifest)
     opts.echo(format_table(summary))
     write_report(run_dir, echo=opts.echo)

@@ -10,7 +10,55 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error, reject_bool
 
-__all__ = ["EvaluationSettings"]
+__all__ = ["EvaluationSettings", "RaySettings"]
+
+
+class RaySettings(BaseModel):
+    """``[evaluation.ray]``: how ``ragsift evaluate --engine ray`` uses a Ray cluster.
+
+    ``address``: the cluster to join (``"auto"``: the one this machine belongs to, ``ray://HOST:10001``:
+    a remote one); unset: the Ray instance already started in this process, else a new local one.
+    ``compress_actors`` / ``read_actors``: the size of each stage's actor pool (a list ``[min, max]``
+    lets Ray autoscale it); each actor builds its compressors (or its reader and metrics) once.
+    ``compress_gpus`` / ``read_gpus`` and ``compress_cpus`` / ``read_cpus``: what each actor
+    reserves (fractions allowed: ``0.5`` puts two actors on one GPU). ``batch_size``: examples per
+    ``map_batches`` batch (default: ``[evaluation] batch_size``). ``max_restarts`` /
+    ``max_task_retries``: how often Ray restarts a crashed actor and retries its batch (-1: without
+    end) before the run fails; finished examples are kept either way and ``--resume`` goes on.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str | None = None
+    compress_actors: int | list[int] = 1
+    read_actors: int | list[int] = 1
+    compress_gpus: float = Field(0.0, ge=0)
+    read_gpus: float = Field(0.0, ge=0)
+    compress_cpus: float = Field(1.0, ge=0)
+    read_cpus: float = Field(1.0, ge=0)
+    batch_size: int | None = Field(None, ge=1, le=65536)
+    max_restarts: int = Field(4, ge=-1)
+    max_task_retries: int = Field(4, ge=-1)
+
+    @field_validator("compress_actors", "read_actors")
+    @classmethod
+    def _pool(cls, value: int | list[int]) -> int | list[int]:
+        sizes = [value] if isinstance(value, int) else value
+        if isinstance(value, list) and (len(value) != 2 or value[0] > value[1]):
+            raise ValueError(f"expected a pool size or [min, max] with min <= max; got {value}")
+        if any(isinstance(n, bool) or n < 1 for n in sizes):
+            raise ValueError(f"pool sizes must be integers >= 1; got {value}")
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool(cls, value, info)
+
+    def pool(self, stage: str) -> int | tuple[int, int]:
+        """The ``concurrency`` of a stage's ``map_batches``: a fixed size or (min, max)."""
+        value = self.compress_actors if stage == "compress" else self.read_actors
+        return value if isinstance(value, int) else (value[0], value[1])
 
 
 class EvaluationSettings(BaseModel):
@@ -33,6 +81,8 @@ class EvaluationSettings(BaseModel):
     $RAGSIFT_CACHE or ~/.cache/ragsift; a folder; ``off``), see
     :mod:`ragsift.evaluation.caches`. ``sweep``: compressor label -> a grid of selector /
     assembler params (``{selector = {k = [1, 3, 5]}}``), see :mod:`ragsift.evaluation.sweep`.
+    ``parquet``: also write the predictions and per-sentence scores as Parquet
+    (:mod:`ragsift.evaluation.columnar`). ``ray``: :class:`RaySettings` (``--engine ray``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -51,6 +101,8 @@ class EvaluationSettings(BaseModel):
     batch_size: int = Field(1, ge=1, le=4096)
     cache: bool | str = Field("run", description="score and answer cache: run, shared, off or a folder")
     sweep: dict[str, dict[str, Any]] = Field(default_factory=dict, description="compressor label -> grid")
+    parquet: bool = Field(False, description="also write predictions/<label>.parquet and .sentences.parquet")
+    ray: RaySettings = Field(default_factory=lambda: RaySettings.model_validate({}), description="the Ray engine's cluster, pools and GPUs")
 
     @field_validator("cache")
     @classmethod

@@ -1,0 +1,188 @@
+"""``ragsift merge``: the run directories of ``ragsift evaluate --shard i/N`` put back together.
+
+Before anything is written, the shards are checked: each is a finished shard run; all of them come
+from the same config file, input file, limit, ``--no-reader``, ragsift version, git commit and
+model files (SHA-256 in their manifests) and use the same N; their shard numbers are 0..N-1, each
+once; and their records cover every example of the whole run exactly once per compressor (the
+run is planned again from the config and the input file, as ``ragsift evaluate`` plans it).
+Anything else is refused, naming the run directories. The merged directory is a run directory
+like any other: predictions in example order, summary, paired tests and report computed by the
+same code as an unsharded run (:func:`ragsift.evaluation.runner.summarise`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragsift.errors import ConfigError, DataFormatError, OutputError
+from ragsift.evaluation import manifest as mf
+from ragsift.evaluation.html_report import write_report
+from ragsift.evaluation.predictions import prediction_paths, read_predictions
+from ragsift.evaluation.report import format_table
+from ragsift.evaluation.runner import RunOptions, RunPlan, check_run_dir, plan_run, summarise, version_changes
+from ragsift.output_files import describe_os_error
+
+__all__ = ["merge_runs"]
+
+
+def _short(value: object) -> str:
+    return f"{value[:12]}..." if isinstance(value, str) and len(value) > 16 else repr(value)
+
+
+def _read_shard(run_dir: Path) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run directory.")
+    try:
+        manifest = mf.read_manifest(run_dir)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(run_dir / mf.MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
+    if manifest is None:
+        raise ConfigError(f"{run_dir}: not a ragsift run (no {mf.MANIFEST_NAME}).")
+    shard = (manifest.get("run") or {}).get("shard")
+    if not shard:
+        raise ConfigError(f"{run_dir}: not a shard (it was run without --shard); merge takes the run directories of "
+                          "'ragsift evaluate --shard i/N', one per shard.")
+    if manifest.get("status") != "complete":
+        raise ConfigError(f"{run_dir}: shard {shard['index']}/{shard['count']} did not finish (status: "
+                          f"{manifest.get('status')}); finish it with the same 'ragsift evaluate ... --shard "
+                          f"{shard['index']}/{shard['count']}' command and --resume, then merge.")
+    return manifest
+
+
+#: what every shard must share: (what, how to read it from a manifest)
+_SAME: tuple[tuple[str, Callable[[Mapping[str, Any]], Any]], ...] = (
+    ("the config file (sha256)", lambda m: m.get("config", {}).get("sha256")),
+    ("the input file (sha256)", lambda m: m.get("input", {}).get("sha256")),
+    ("the input format", lambda m: m.get("input", {}).get("format")),
+    ("the limit", lambda m: m.get("run", {}).get("limit")),
+    ("--no-reader", lambda m: m.get("run", {}).get("no_reader")),
+    ("the number of shards N", lambda m: m.get("run", {}).get("shard", {}).get("count")),
+    ("ragsift's version", lambda m: m.get("ragsift_version")),
+    ("the git commit", lambda m: (m.get("git") or {}).get("commit")),
+)
+
+
+def _check_same(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> None:
+    first_dir, first = shards[0]
+    for run_dir, manifest in shards[1:]:
+        for what, get in _SAME:
+            if get(first) != get(manifest):
+                raise ConfigError(f"cannot merge: {first_dir} and {run_dir} differ in {what} ({_short(get(first))} vs "
+                                  f"{_short(get(manifest))}); merge only the shards of one run.")
+        changes = version_changes(first, manifest)
+        if changes:
+            raise ConfigError(f"cannot merge: {first_dir} and {run_dir} differ: " + "; ".join(changes) + ".")
+
+
+def _check_cover(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> None:
+    count = shards[0][1]["run"]["shard"]["count"]
+    owners: dict[int, Path] = {}
+    for run_dir, manifest in shards:
+        index = manifest["run"]["shard"]["index"]
+        if index in owners:
+            raise ConfigError(f"cannot merge: {owners[index]} and {run_dir} are both shard {index}/{count} "
+                              "(the same examples twice); give each shard once.")
+        owners[index] = run_dir
+    missing = [f"{i}/{count}" for i in range(count) if i not in owners]
+    if missing:
+        raise ConfigError(f"cannot merge: shard(s) {', '.join(missing)} missing (got {len(owners)} of {count}: "
+                          f"{', '.join(str(d) for d in owners.values())}); give the run directory of every shard.")
+
+
+def _config_file(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> Path:
+    """The config the shards ran: the copy in the first shard's directory, checked by its hash."""
+    run_dir, manifest = shards[0]
+    copy = run_dir / "config.toml"
+    want = manifest.get("config", {}).get("sha256")
+    if not copy.is_file() or mf.sha256_file(copy) != want:
+        raise ConfigError(f"{copy}: missing or changed since the shard ran (the manifest records sha256 {_short(want)}).")
+    return copy
+
+
+def _records(plan: RunPlan, shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """label -> records in example order, after checking that the shards hold every example of
+    the run exactly once per compressor."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for label in plan.labels:
+        where: dict[str, Path] = {}
+        by_id: dict[str, dict[str, Any]] = {}
+        wanted = {ex.id for ex in plan.subsets[label]}
+        for run_dir, _ in shards:
+            path = prediction_paths(run_dir, plan.labels)[label]
+            seen: set[str] = set()
+            for record in read_predictions(path):
+                example_id = str(record["id"])
+                if example_id in seen:  # the shard's own summary used its first record too
+                    continue
+                seen.add(example_id)
+                if example_id not in wanted:
+                    raise ConfigError(f"cannot merge: {path} holds example '{example_id}', which is not in the run "
+                                      f"(compressor '{label}'); the shard does not belong to this data and config.")
+                if example_id in where:
+                    raise ConfigError(f"cannot merge: example '{example_id}' (compressor '{label}') is in both "
+                                      f"{where[example_id]} and {run_dir}; the shards overlap.")
+                where[example_id] = run_dir
+                by_id[example_id] = record
+        missing = [ex.id for ex in plan.subsets[label] if ex.id not in by_id]
+        if missing:
+            shown = ", ".join(f"'{i}' (shard {plan.positions[i] % len(shards)})" for i in missing[:5])
+            raise ConfigError(f"cannot merge: compressor '{label}' has no record for {len(missing)} example(s) of the "
+                              f"run: {shown}{' ...' if len(missing) > 5 else ''}; finish those shards with --resume.")
+        out[label] = [by_id[ex.id] for ex in plan.subsets[label]]
+    return out
+
+
+def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, argv: list[str] | None = None,
+               echo: Callable[[str], None] | None = print) -> dict[str, Any]:
+    """Check the shard runs ``run_dirs`` and write their merged run into ``out``; returns the summary."""
+    if not run_dirs:
+        raise ConfigError("merge: give the run directories of the shards.")
+    shards = [(Path(d), _read_shard(Path(d))) for d in run_dirs]
+    _check_same(shards)
+    _check_cover(shards)
+    first = shards[0][1]
+    plan = plan_run(RunOptions(config=_config_file(shards), out=out, data=first["input"]["path"],
+                               format=first["input"].get("format"), limit=first["run"].get("limit"),
+                               no_reader=bool(first["run"].get("no_reader"))))
+    if mf.sha256_file(plan.data) != first["input"]["sha256"]:
+        raise ConfigError(f"cannot merge: the input file {plan.data} changed since the shards ran (sha256 "
+                          f"{_short(first['input']['sha256'])} -> {_short(mf.sha256_file(plan.data))}).")
+    records = _records(plan, shards)
+    check_run_dir(out, resume=False)
+
+    manifest = json.loads(json.dumps(first))
+    manifest.update(created_at=mf.now(), status="running", command_line=mf.command_line(argv))
+    manifest.pop("resumed", None)
+    manifest.pop("error", None)
+    manifest["run"]["shard"] = None
+    manifest["merged_from"] = [
+        {"run_dir": str(d), "shard": m["run"]["shard"], "created_at": m.get("created_at"), "updated_at": m.get("updated_at"),
+         "engine": m["run"].get("engine", "local"), "device": m.get("device"), "git": m.get("git"),
+         "command_line": m.get("command_line"), "resumed": m.get("resumed", []), "caches": m.get("caches")}
+        for d, m in sorted(shards, key=lambda s: s[1]["run"]["shard"]["index"])
+    ]
+    paths = prediction_paths(out, plan.labels)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        mf.write_manifest(out, manifest)
+        (out / "config.toml").write_bytes(plan.config_bytes)
+        for label, recs in records.items():
+            paths[label].parent.mkdir(parents=True, exist_ok=True)
+            tmp = paths[label].with_name(paths[label].name + ".tmp")
+            with tmp.open("w", encoding="utf-8") as fh:
+                for record in recs:
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            tmp.replace(paths[label])
+    except OSError as exc:
+        raise OutputError(describe_os_error(exc)) from None
+    summary = summarise(plan, out, records, config_path=first["config"]["path"], parquet=parquet)
+    manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
+                    families=plan.families)
+    mf.write_manifest(out, manifest)
+    if echo is not None:
+        echo(format_table(summary))
+    write_report(out, echo=echo)
+    return summary
