@@ -22,11 +22,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     table = get_registry().all()
     stages = [args.stage] if args.stage else list(table)
     if args.json:
-        out = {
-            stage: [{"name": p.name, "class": p.cls.__qualname__, "source": p.source, "fields": p.fields()} for p in table[stage]]
-            for stage in stages
-        }
-        print(json.dumps(out, indent=2, default=str))
+        print(json.dumps(get_registry().describe(stages), indent=2, default=str))
         return 0
     for stage in stages:
         print(f"{stage}s:")
@@ -182,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evidence selection for RAG: split, score, select and assemble retrieved sentences.",
         epilog="examples:\n  ragsift plugins\n  ragsift config show exit-offline\n"
         "  ragsift compress --config configs/bm25.toml --output out.jsonl\n"
-        "  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart",
+        "  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart\n"
+        "  ragsift serve --config bm25",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -238,12 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from ragsift.evaluation.command import add_evaluate_command, add_merge_command
     from ragsift.evaluation.report_command import add_report_command
+    from ragsift.service.command import add_serve_command
     from ragsift.training.command import add_train_command
 
     add_evaluate_command(sub)
     add_merge_command(sub)
     add_report_command(sub)
     add_train_command(sub)
+    add_serve_command(sub)
     return parser
 
 

@@ -193,6 +193,13 @@ class Registry:
         table = self._load()
         return {stage: [table[stage][n] for n in sorted(table[stage])] for stage in STAGES}
 
+    def describe(self, stages: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Stage -> its plugins as JSON-ready dicts (name, class, source, config fields):
+        ``ragsift plugins --json`` and the service's ``GET /plugins``."""
+        table = self.all()
+        return {stage: [{"name": p.name, "class": p.cls.__qualname__, "source": p.source, "fields": p.fields()}
+                        for p in table[stage]] for stage in (stages or list(table))}
+
 
 def split_spec(stage: str, spec: Mapping[str, Any], where: str = "") -> tuple[str, dict[str, Any]]:
     """``{"name": n, **params}`` -> ``(n, params)``."""

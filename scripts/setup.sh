@@ -79,6 +79,10 @@ python -c "import langchain_core, langchain_classic, llama_index.core, haystack"
   || pip install -e ".[langchain,llama-index,haystack]"
 python -c "import langchain_core, langchain_classic, llama_index.core, haystack"
 
+# 'ragsift serve' (FastAPI, uvicorn) and the HTTP client of its tests.
+python -c "import fastapi, uvicorn, httpx" >/dev/null 2>&1 || pip install -e ".[serve]"
+python -c "import fastapi, uvicorn, httpx"
+
 if [ "${RAGSIFT_SERVER:-0}" = "1" ]; then
   # 'import llama_cpp.server' succeeds without the server's own needs (uvicorn, fastapi, ...): the
   # check imports what 'python -m llama_cpp.server' imports.

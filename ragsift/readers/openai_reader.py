@@ -7,37 +7,30 @@ or run manifests.
 
 from __future__ import annotations
 
-import os
-import random
-import re
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
-from ragsift.errors import ConfigError, PromptTooLongError
+from ragsift.errors import PromptTooLongError
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
+from ragsift.remote import (
+    OPENAI_URL,
+    PROMPT_TOO_LONG,
+    api_key,
+    backoff_delay,
+    error_detail,
+    redact,
+    redact_url,
+    retry_after,
+    retryable_status,
+    secrets,
+)
 
 __all__ = ["OpenAIReader", "OpenAIReaderParams", "redact_url"]
-
-OPENAI_URL = "https://api.openai.com/v1"
-_RETRYABLE_STATUS = {408, 409, 429}
-_TOO_LONG = re.compile(r"context|too long|maximum|exceed|n_ctx", re.IGNORECASE)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without any ``user:password@`` part (safe to log and record)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 class OpenAIReaderParams(ReaderParams):
@@ -69,16 +62,7 @@ class OpenAIReader(Reader):
 
     # -- client ----------------------------------------------------------------------------
     def _api_key(self) -> str:
-        key = os.environ.get(self.params.api_key_env)
-        if key:
-            return key
-        if urlsplit(self.params.base_url).hostname == urlsplit(OPENAI_URL).hostname:
-            raise ConfigError(
-                f"OpenAIReader: the API key is read from the environment variable "
-                f"'{self.params.api_key_env}', which is not set. Export it, or set api_key_env to "
-                "the name of the variable that holds your key."
-            )
-        return "no-key"  # local servers (llama.cpp, vLLM, Ollama) accept any key
+        return api_key(self.params.api_key_env, self.params.base_url, "OpenAIReader")
 
     def warm_up(self) -> None:
         with self._lock:
@@ -96,14 +80,11 @@ class OpenAIReader(Reader):
         return self.params.tokenizer
 
     def secrets(self) -> list[str]:
-        key = os.environ.get(self.params.api_key_env)
-        return [key] if key else []
+        return secrets(self.params.api_key_env)
 
     def _redact(self, text: str) -> str:
         """``text`` with the API key replaced (a server may echo it in an error body)."""
-        for secret in self.secrets():
-            text = text.replace(secret, "***")
-        return text
+        return redact(text, self.params.api_key_env)
 
     def describe(self) -> dict[str, Any]:
         config = self.config()
@@ -136,22 +117,22 @@ class OpenAIReader(Reader):
                 response = self._client.chat.completions.create(**body)
             except openai.APIStatusError as exc:
                 status = exc.status_code
-                detail = self._redact(_detail(exc))
-                if status == 400 and _TOO_LONG.search(detail):
+                detail = self._redact(error_detail(exc))
+                if status == 400 and PROMPT_TOO_LONG.search(detail):
                     raise PromptTooLongError(
                         f"OpenAIReader: server {self.server} refused the prompt as too long for model "
                         f"'{self.params.model}' ({len(context)} characters of context, answer budget "
                         f"{self.params.max_new_tokens} tokens): {detail}. Nothing is truncated: compress "
                         "the context more, or serve the model with a larger context window."
                     ) from None
-                if status not in _RETRYABLE_STATUS and status < 500:
+                if not retryable_status(status):
                     hint = f" Check the key in ${self.params.api_key_env}." if status in (401, 403) else ""
                     raise ReaderError(
                         f"OpenAIReader: server {self.server} answered HTTP {status} for model "
                         f"'{self.params.model}': {detail}.{hint}"
                     ) from None
                 last = f"HTTP {status} ({detail})"
-                delay = _retry_after(exc)
+                delay = retry_after(exc)
             except (openai.APIConnectionError, openai.APITimeoutError) as exc:
                 last = f"{type(exc).__name__} ({self._redact(str(exc))})"
                 delay = None
@@ -172,12 +153,8 @@ class OpenAIReader(Reader):
             "or raise max_retries / timeout."
         ))
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        delay = self.params.backoff_seconds * (2**attempt)
-        if retry_after is not None:
-            delay = max(delay, retry_after)
-        delay = min(delay, self.params.max_backoff_seconds)
-        return delay * (1 + 0.1 * random.random())  # small jitter: concurrent retries spread out
+    def _backoff(self, attempt: int, retry_after_s: float | None) -> float:
+        return backoff_delay(attempt, self.params.backoff_seconds, self.params.max_backoff_seconds, retry_after_s)
 
     def _to_answer(self, response: Any, seconds: float) -> ReaderAnswer:
         if isinstance(response, (str, bytes)):
@@ -216,25 +193,3 @@ class _BadReply(Exception):
 def _clip(value: object, size: int = 80) -> str:
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
     return text if len(text) <= size else text[:size] + "..."
-
-
-def _detail(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        msg = inner.get("message") if isinstance(inner, dict) else inner
-        if msg:
-            return str(msg)[:500]
-    return str(getattr(exc, "message", exc))[:500]
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None

@@ -14,6 +14,7 @@ def register_scorers(register: Register) -> None:
     from ragsift.scorers.learned_fusion import LearnedFusionScorer
     from ragsift.scorers.oracle import OracleScorer
     from ragsift.scorers.random import RandomScorer
+    from ragsift.scorers.remote_yes_no import RemoteYesNoScorer
 
     register("bm25", BM25Scorer)
     register("causal-yes-no", CausalYesNoScorer)
@@ -22,3 +23,4 @@ def register_scorers(register: Register) -> None:
     register("learned-fusion", LearnedFusionScorer)
     register("oracle", OracleScorer)
     register("random", RandomScorer)
+    register("remote-yes-no", RemoteYesNoScorer)

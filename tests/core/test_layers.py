@@ -15,7 +15,8 @@ ROOT = Path(ragsift.__file__).parent
 LAYERS: list[set[str]] = [
     {"ragsift.errors", "ragsift.types", "ragsift.hookspecs", "ragsift.version", "ragsift.output_files",
      "ragsift.model_check"},
-    {"ragsift.plugin", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache", "ragsift.evidence", "ragsift.lm"},
+    {"ragsift.plugin", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache", "ragsift.evidence", "ragsift.lm",
+     "ragsift.remote"},
     {"ragsift.registry"},
     # the stages, which talk to one another only through the registry
     {"ragsift.splitters", "ragsift.scorers", "ragsift.assemblers", "ragsift.judges", "ragsift.readers",
@@ -24,10 +25,10 @@ LAYERS: list[set[str]] = [
     {"ragsift.compressors", "ragsift.trainers", "ragsift.training"},
     # what uses every stage: configs, the Python API, the conformance kit
     {"ragsift.config", "ragsift.api", "ragsift.testing"},
-    {"ragsift.evaluation"},
+    {"ragsift.evaluation", "ragsift.service"},
     # the framework adapters (LangChain, LlamaIndex, Haystack), each an optional extra
     {"ragsift.integrations"},
-    {"ragsift.cli", "ragsift.training.command", "ragsift"},
+    {"ragsift.cli", "ragsift.training.command", "ragsift.service.command", "ragsift"},
 ]
 
 

@@ -1,0 +1,130 @@
+"""``ragsift serve --config NAME``: load the config's compressor once, then serve it over HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import sys
+from typing import Any
+
+from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
+
+__all__ = ["add_serve_command", "TOKEN_ENV"]
+
+#: the environment variable the bearer token is read from (``--token-env`` names another)
+TOKEN_ENV = "RAGSIFT_SERVE_TOKEN"
+
+
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0; got {text}")
+        return value
+
+    return parse
+
+
+def add_serve_command(sub: Any) -> None:
+    from ragsift.service.schema import ServiceLimits
+
+    d = ServiceLimits()
+    p = sub.add_parser(
+        "serve", help="serve a compressor over HTTP (POST /compress)", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Load the config's compressor once and serve it over HTTP: POST /compress (one or many examples), "
+        "GET /plugins, GET /health, OpenAPI docs at /docs. Requests that arrive together are compressed in one batch. "
+        f"With ${TOKEN_ENV} set, /compress and /plugins need 'Authorization: Bearer TOKEN'. Needs the 'serve' extra "
+        "(pip install 'ragsift[serve]').",
+        epilog="examples:\n  ragsift serve --config bm25\n"
+        "  RAGSIFT_SERVE_TOKEN=secret ragsift serve -c exit-offline --port 8080\n"
+        "  curl -s localhost:8000/compress -H 'Content-Type: application/json' \\\n"
+        "       -d '{\"question\": \"Who wrote Hamlet?\", \"documents\": [\"Hamlet is a play. Shakespeare wrote it.\"]}'")
+    p.add_argument("--config", "-c", required=True, help="config file or name in configs/ (one compressor)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port, printed at start)")
+    p.add_argument("--max-batch-examples", type=_positive(int), default=d.max_batch_examples,
+                   help=f"examples compressed together at most (default {d.max_batch_examples})")
+    p.add_argument("--max-wait-ms", type=float, default=d.max_wait_ms,
+                   help=f"how long the first waiting request waits for others to join its batch (default {d.max_wait_ms})")
+    p.add_argument("--max-request-bytes", type=_positive(int), default=d.max_request_bytes,
+                   help=f"largest request body (default {d.max_request_bytes}); larger: 413")
+    p.add_argument("--max-examples", type=_positive(int), default=d.max_examples,
+                   help=f"examples per request at most (default {d.max_examples}); more: 413")
+    p.add_argument("--max-documents", type=_positive(int), default=d.max_documents,
+                   help=f"documents per example at most (default {d.max_documents}); more: 413")
+    p.add_argument("--token-env", default=TOKEN_ENV, help=f"NAME of the environment variable holding the bearer token "
+                   f"(default {TOKEN_ENV}; unset or empty: no token needed)")
+    p.add_argument("--keep-alive", type=_positive(float), default=30.0,
+                   help="seconds an idle connection stays open (default 30; uvicorn's own 5 s made a busy client that "
+                   "reused a connection just as the server closed it see a connection error)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=_cmd_serve)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a taken port is one clear error."""
+    try:
+        family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:
+        family = socket.AF_INET  # a host name
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise RagsiftError(f"cannot listen on {host}:{port}: {exc.strerror or exc}. Choose another --port "
+                           "(0 = any free one) or --host.") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from ragsift.config import load_config
+    from ragsift.service.schema import ServiceLimits
+
+    if args.max_wait_ms < 0:
+        raise ConfigError(f"--max-wait-ms must be >= 0; got {args.max_wait_ms}.")
+    try:
+        import uvicorn
+
+        from ragsift.service.app import create_app
+    except ImportError as exc:
+        raise MissingDependencyError(f"'ragsift serve' needs FastAPI and uvicorn ({exc}): pip install 'ragsift[serve]'.") from None
+    config = load_config(args.config)
+    compressors = config.build_compressors()
+    if len(compressors) != 1:
+        raise ConfigError(f"{config.source}: 'serve' needs a config with one compressor; it has {', '.join(compressors)}.")
+    (label, compressor), = compressors.items()
+    token = os.environ.get(args.token_env) or None
+    if not _is_loopback(args.host) and token is None:
+        print(f"ragsift serve: warning: listening on {args.host} without a token: anyone who can reach this port can "
+              f"use the service (export {args.token_env} to require one).", file=sys.stderr)
+    sock = _bind(args.host, args.port)
+    print(f"ragsift serve: loading '{label}' from {config.source} ...", file=sys.stderr, flush=True)
+    compressor.warm_up()  # every model loads now, once, before the first request
+    limits = ServiceLimits(max_request_bytes=args.max_request_bytes, max_examples=args.max_examples,
+                           max_documents=args.max_documents, max_batch_examples=args.max_batch_examples,
+                           max_wait_ms=args.max_wait_ms)
+    app = create_app(compressor, label, limits=limits, token=token, source=config.source)
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"ragsift serve: '{label}' ready on http://{shown}:{port} (docs: /docs; token "
+          f"{'required, from $' + args.token_env if token else 'not required'})", file=sys.stderr, flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, lifespan="on", timeout_graceful_shutdown=10,
+                                           timeout_keep_alive=args.keep_alive))
+    server.run(sockets=[sock])
+    return 0

@@ -1,0 +1,160 @@
+"""The JSON of ``ragsift serve``: what ``POST /compress`` takes and gives (pydantic models,
+which also make the OpenAPI schema at ``/openapi.json`` and the docs at ``/docs``).
+
+A request holds one example (``question`` and ``documents``) or several (``examples``); the
+response has one result per example, in the request's order, each the record ``ragsift
+compress`` writes for it (every sentence with its character span, score, keep decision and
+rank; the compressed text; per-stage timings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from ragsift.types import Document, Example
+
+__all__ = ["ServiceLimits", "DocumentIn", "ExampleIn", "CompressRequest", "SentenceOut", "ResultOut", "BatchOut", "CompressResponse"]
+
+
+@dataclass(frozen=True)
+class ServiceLimits:
+    """What one request may hold, and how requests are batched (``ragsift serve`` options)."""
+
+    max_request_bytes: int = 8 * 1024 * 1024
+    max_examples: int = 64
+    max_documents: int = 100
+    max_batch_examples: int = 32
+    max_wait_ms: float = 5.0
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentIn(_In):
+    """A retrieved document (a plain string in ``documents`` is a document with that text)."""
+
+    text: str
+    title: str = ""
+    id: str | None = None
+    score: float | None = None
+    #: sentence boundaries the retriever already has, as [start, end) character offsets into
+    #: ``text`` (the ``presplit`` splitter uses them)
+    sentence_spans: list[tuple[int, int]] | None = None
+
+    @model_validator(mode="after")
+    def _spans_inside(self) -> DocumentIn:
+        for start, end in self.sentence_spans or []:
+            if not 0 <= start <= end <= len(self.text):
+                raise ValueError(f"sentence span [{start}, {end}) is not inside the text ({len(self.text)} characters)")
+        return self
+
+
+def _text_is_a_document(value: Any) -> Any:
+    if isinstance(value, str):
+        return {"text": value}
+    if not isinstance(value, (dict, DocumentIn)):
+        raise ValueError(f"a document is its text (a string) or an object with 'text' (and optional 'title', 'id', "
+                         f"'score', 'sentence_spans'); got {type(value).__name__} {str(value)[:40]}")
+    return value
+
+
+#: a document: an object, or a plain string (its text)
+DocumentField = Annotated[DocumentIn, BeforeValidator(_text_is_a_document)]
+
+
+class ExampleIn(_In):
+    """A question with its retrieved documents."""
+
+    question: str = Field(min_length=1)
+    documents: list[DocumentField]
+    #: names the result (default: the example's position in the request, "0", "1", ...)
+    id: str | None = None
+    #: gold answers, if known (no compressor of a serving config needs them; kept for oracles)
+    answers: list[str] = []
+
+    def to_example(self, position: int) -> Example:
+        docs = []
+        for i, doc in enumerate(self.documents):
+            spans = None if doc.sentence_spans is None else tuple((int(s), int(e)) for s, e in doc.sentence_spans)
+            docs.append(Document(title=doc.title, text=doc.text, id=doc.id if doc.id is not None else str(i),
+                                 score=doc.score, sentence_spans=spans))
+        return Example(id=self.id if self.id is not None else str(position), question=self.question,
+                       answers=tuple(self.answers), documents=tuple(docs))
+
+
+class CompressRequest(_In):
+    """One example (``question`` + ``documents``, optional ``id``/``answers``) or a list of them
+    in ``examples``; not both."""
+
+    question: str | None = Field(None, min_length=1)
+    documents: list[DocumentField] | None = None
+    id: str | None = None
+    answers: list[str] | None = None
+    examples: list[ExampleIn] | None = None
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"question": "Who wrote Hamlet?",
+         "documents": [{"title": "Hamlet", "text": "Hamlet is a tragedy. It was written by William Shakespeare."}]},
+        {"examples": [{"id": "q1", "question": "Who wrote Hamlet?", "documents": ["Hamlet was written by Shakespeare."]}]},
+    ]})
+
+    @model_validator(mode="after")
+    def _one_form(self) -> CompressRequest:
+        single = [k for k in ("question", "documents", "id", "answers") if getattr(self, k) is not None]
+        if self.examples is not None and single:
+            raise ValueError(f"give either 'examples' (a list of examples) or one example's 'question' and 'documents' "
+                             f"at the top level, not both (found 'examples' and {', '.join(map(repr, single))})")
+        if self.examples is None and (self.question is None or self.documents is None):
+            missing = [k for k in ("question", "documents") if getattr(self, k) is None]
+            raise ValueError(f"missing {' and '.join(map(repr, missing))}: send {{\"question\": ..., \"documents\": [...]}} "
+                             "for one example or {\"examples\": [...]} for several")
+        if self.examples is not None and not self.examples:
+            raise ValueError("'examples' is empty: send at least one example")
+        return self
+
+    def example_inputs(self) -> list[ExampleIn]:
+        if self.examples is not None:
+            return list(self.examples)
+        assert self.question is not None and self.documents is not None
+        return [ExampleIn(question=self.question, documents=self.documents, id=self.id, answers=self.answers or [])]
+
+
+class SentenceOut(BaseModel):
+    id: str = Field(description="'<document>:<sentence>' within the example")
+    doc: int = Field(description="index of the document in the request")
+    start: int = Field(description="first character of the sentence in its document's text")
+    end: int = Field(description="one past the last character")
+    text: str
+    score: float | None
+    kept: bool
+    rank: int | None = Field(description="position in the selector's order among the kept sentences")
+
+
+class ResultOut(BaseModel):
+    id: str
+    compressor: str
+    kept: list[str] = Field(description="ids of the kept sentences, in the selector's order")
+    empty: bool = Field(description="nothing kept (a valid outcome)")
+    compressed_text: str
+    sentences: list[SentenceOut]
+    timings: dict[str, float] = Field(description="seconds per stage: split, score, select, assemble")
+    info: dict[str, Any]
+
+
+class BatchOut(BaseModel):
+    """How the request was served: the batch it ran in and how long it waited."""
+
+    examples: int = Field(description="examples compressed together in the batch this request joined")
+    requests: int = Field(description="requests in that batch")
+    queue_seconds: float = Field(description="from arrival to the start of the batch")
+    compress_seconds: float = Field(description="the whole batch's compression time")
+
+
+class CompressResponse(BaseModel):
+    compressor: str
+    results: list[ResultOut]
+    batch: BatchOut
