@@ -109,3 +109,15 @@ def test_reader_prompt_choice_is_the_higher_mean_f1(monkeypatch):
     rows = [{"prompt": "exit", "f1": 65.0}, {"prompt": "exit", "f1": 58.0},
             {"prompt": "short", "f1": 70.0}, {"prompt": "short", "f1": 50.0}]
     assert script.choose(rows) == "Choice: `exit` (F1 averaged over the contexts: `exit` 61.5, `short` 60.0)."
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_serve_load_benchmark_checks_every_answer(tmp_path, monkeypatch):
+    section = _run_and_read_section("serve_load", ["--requests", "6", "--concurrency", "6", "--examples", "2",
+                                                   "--max-batch-examples", "4"], tmp_path, monkeypatch)
+    assert "--requests 6 --concurrency 6 --examples 2 --max-batch-examples 4" in section  # the command to reproduce
+    row = re.search(r"^\| 6 \| (\d+) \| (\d+) \| [\d.]+ \| [\d.]+ \|.* \| (\d+) \| (\d+) \|$", section, re.M)
+    assert row is not None, section
+    errors, wrong, batches, largest = map(int, row.groups())
+    assert errors == wrong == 0 and 1 <= batches <= 6 and 1 <= largest <= 4

@@ -109,3 +109,22 @@ def test_too_few_logprobs_trigger_the_rule(server: LlamaCppServer, scorer_spec: 
         else:  # Yes missing: an upper bound
             assert bound >= exact_scores[i] - 1e-4
     assert floored.stats["lower_bounds"] + floored.stats["upper_bounds"] == len(subset)
+
+
+def test_the_exit_remote_config_scores_through_the_server(server: LlamaCppServer, case: tuple[Any, list[Any]],
+                                                          exact: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """configs/exit-remote.toml with the URL from $RAGSIFT_YES_NO_URL: EXIT's pipeline end to end."""
+    from ragsift.api import load_compressor
+    from ragsift.types import Example
+
+    example, sentences = case
+    monkeypatch.setenv("RAGSIFT_YES_NO_URL", server.base_url)
+    compressor = load_compressor("exit-remote")
+    two_documents = Example(id=example.id, question=example.question, answers=example.answers, documents=example.documents[:2])
+    result = compressor.compress(two_documents)
+    by_id = {s.id: score for s, score in zip(result.sentences, result.scores, strict=True)}
+    exact_scores, _ = exact
+    for sentence, score in zip(sentences, exact_scores, strict=True):  # the same scores as the scorer alone
+        assert by_id[sentence.id] == pytest.approx(score, abs=1e-4)
+    assert set(result.kept) == {i for i, score in enumerate(result.scores) if score >= 0.5}  # EXIT's threshold
+    assert compressor.scorer.config()["base_url"] == server.base_url
