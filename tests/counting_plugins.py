@@ -24,10 +24,21 @@ READ: list[tuple[str, str]] = []
 
 class CountingBM25Scorer(BM25Scorer):
     """BM25; each call appends its sentence count to ``SCORED`` (and to $COUNTING_SCORER_LOG, then
-    sleeps $COUNTING_SCORER_SLEEP seconds, when set)."""
+    sleeps $COUNTING_SCORER_SLEEP seconds, when set). With $COUNTING_SCORER_EXIT_ONCE (a file
+    path), the first process to reach its second call while that file is missing creates it and
+    dies at once (``os._exit``): a worker killed mid-run, once."""
 
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         SCORED.append(len(sentences))
+        marker = os.environ.get("COUNTING_SCORER_EXIT_ONCE")
+        if marker and len(SCORED) >= 2:
+            try:
+                with open(marker, "x", encoding="utf-8") as fh:
+                    fh.write(f"{os.getpid()} {example.id}\n")
+            except FileExistsError:
+                pass
+            else:
+                os._exit(17)
         scores = super().score(example, sentences)
         log = os.environ.get("COUNTING_SCORER_LOG")
         if log:

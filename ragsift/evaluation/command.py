@@ -13,6 +13,7 @@ _EPILOG = """examples:
   ragsift evaluate -c configs/bm25.toml --data my.json --limit 20 --no-reader --out runs/bm25
   ragsift evaluate -c configs/quickstart.toml --out runs/quickstart --resume   # after a crash
   ragsift evaluate -c configs/bm25.toml --shard 0/4 --out runs/bm25-0   # 1/4 of the examples; then 'ragsift merge'
+  ragsift evaluate -c configs/bm25.toml --engine ray --parquet --out runs/bm25-ray   # docs/scale.md
 
 writes RUN_DIR/predictions/<compressor>.jsonl (one line per example, flushed as it is done),
 RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report: RUN_DIR/report.html
@@ -30,7 +31,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     run_evaluation(RunOptions(
         config=args.config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
         resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]], progress=not args.quiet,
-        shard=None if args.shard is None else parse_shard(args.shard), parquet=args.parquet,
+        shard=None if args.shard is None else parse_shard(args.shard), parquet=args.parquet, engine=args.engine,
     ))
     return 0
 
@@ -70,6 +71,9 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
     p.add_argument("--no-reader", action="store_true", help="compression and evidence metrics only; no reader")
     p.add_argument("--shard", metavar="I/N", help="only shard I of N (0 <= I < N): the examples at positions p with "
                    "p %% N == I, into this run directory; 'ragsift merge' joins the N run directories")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process (default); ray: a Ray Data pipeline over actor pools ([evaluation.ray], "
+                   "pip install 'ragsift[ray]')")
     p.add_argument("--parquet", action="store_true", help="also write predictions/<label>.parquet and "
                    "<label>.sentences.parquet (as [evaluation] parquet = true; pip install 'ragsift[parquet]')")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")

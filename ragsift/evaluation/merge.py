@@ -20,9 +20,10 @@ from typing import Any
 from ragsift.errors import ConfigError, DataFormatError, OutputError
 from ragsift.evaluation import manifest as mf
 from ragsift.evaluation.html_report import write_report
+from ragsift.evaluation.plan import RunPlan
 from ragsift.evaluation.predictions import prediction_paths, read_predictions
 from ragsift.evaluation.report import format_table
-from ragsift.evaluation.runner import RunOptions, RunPlan, check_run_dir, plan_run, summarise, version_changes
+from ragsift.evaluation.runner import RunOptions, check_run_dir, plan_run, summarise, version_changes
 from ragsift.output_files import describe_os_error
 
 __all__ = ["merge_runs"]

@@ -28,20 +28,19 @@ from ragsift.evaluation import manifest as mf
 from ragsift.evaluation import sweep as sw
 from ragsift.evaluation.caches import RunCaches, attach_caches
 from ragsift.evaluation.html_report import write_report
+from ragsift.evaluation.plan import RunPlan, build_metrics, build_plugins, make_record
 from ragsift.evaluation.predictions import PredictionWriter, prediction_paths, read_records
 from ragsift.evaluation.report import build_summary, format_markdown, format_table
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.shards import Shard, select_shard
 from ragsift.evaluation.timing import timed_compress, timed_read
-from ragsift.metrics.base import Metric, MetricInput, MetricOutput
-from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
-from ragsift.registry import build_plugin
 from ragsift.types import Example
 
 __all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise", "resolve_data",
-           "version_changes", "check_run_dir", "collect_records", "make_record", "problem"]
+           "version_changes", "check_run_dir", "collect_records", "problem", "build_metrics"]
 
 
 class EvaluationInterrupted(RagsiftError):
@@ -72,35 +71,6 @@ class RunOptions:
     engine: str = "local"
 
 
-@dataclass
-class RunPlan:
-    """A run resolved and checked before anything is written: plugins, data, labels, limits."""
-
-    config: RunConfig
-    config_bytes: bytes
-    settings: EvaluationSettings
-    compressors: dict[str, Any]
-    families: dict[str, str]
-    labels: list[str]
-    baseline: str
-    reader: Any
-    metrics: list[Metric]
-    limit: int | None
-    data: Path
-    format: str | None
-    #: every example of the run (after the limit), before sharding
-    examples: list[Example]
-    #: label -> the examples that compressor evaluates in this run (its limit, then the shard)
-    subsets: dict[str, list[Example]]
-    #: example id -> its position in ``examples`` (``reader_limit`` counts positions)
-    positions: dict[str, int]
-    shard: Shard | None = None
-
-    def run_examples(self) -> int:
-        """How many examples this run evaluates (a shard: its share of ``examples``)."""
-        return len(self.examples) if self.shard is None else len(select_shard(self.examples, self.shard))
-
-
 def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None]:
     """(file, loader name or None for detection) by the one rule, :func:`ragsift.datasets.resolve_data`."""
     source = config.data(data, fmt)
@@ -117,24 +87,6 @@ def _load_examples(config: RunConfig, opts: RunOptions, limit: int | None, path:
     if not examples:
         raise ConfigError(f"{path}: no examples to evaluate.")
     return examples
-
-
-def build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> list[Metric]:
-    from ragsift.registry import get_registry
-
-    registry = get_registry()
-    specs = settings.metric_specs() or [{"name": n} for n in registry.names("metric")]
-    tokenizer = settings.tokenizer or (reader.tokenizer_spec() if reader is not None else None) or OFFLINE_SMOLLM2
-    metrics = []
-    for spec in specs:
-        cls = registry.get("metric", spec["name"])
-        if reader is None and getattr(cls, "needs_reader", False):
-            continue
-        spec = dict(spec)
-        if "tokenizer" in getattr(getattr(cls, "Params", None), "model_fields", {}) and "tokenizer" not in spec:
-            spec["tokenizer"] = tokenizer
-        metrics.append(build_plugin("metric", spec, f"{source} [evaluation] metric '{spec['name']}'"))
-    return metrics
 
 
 def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
@@ -222,32 +174,6 @@ def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, dat
         "models": {"compressors": models, "tokenizers": mf.describe_models(tokenizers)},
         "packages": mf.package_versions(),
         "device": mf.device_info(),
-    }
-
-
-def make_record(label: str, example: Example, result: Any, answer: Any, read_seconds: float | None,
-            metrics: Sequence[Metric]) -> dict[str, Any]:
-    prediction = None if answer is None else answer.text
-    item = MetricInput(example, result, prediction)
-    values: dict[str, float] = {}
-    for metric in metrics:
-        values.update(metric.compute(item))
-    record = result.to_record()
-    timings = dict(record.pop("timings"))
-    if read_seconds is not None:
-        timings["read"] = read_seconds
-    return {
-        "id": example.id,
-        "compressor": label,
-        "question": example.question,
-        "answers": list(example.answers),
-        **record,
-        "prediction": prediction,
-        "reader": None if answer is None else {"prompt_tokens": answer.prompt_tokens,
-                                               "completion_tokens": answer.completion_tokens,
-                                               "cached": bool(getattr(answer, "cached", False))},
-        "metrics": values,
-        "timings": timings,
     }
 
 
@@ -360,16 +286,11 @@ def plan_run(opts: RunOptions) -> RunPlan:
     """Build every plugin, read the data and check the settings, writing nothing."""
     config = load_config(opts.config)
     config_bytes = Path(config.source).read_bytes()
-    settings = EvaluationSettings.from_table(config.evaluation, config.source)
-    compressors = config.build_compressors()
-    # -- sweeps (issue 12): grid points replace the swept compressor --
-    compressors, families = sw.expand_sweeps(config.compressor_specs(), compressors, settings.sweep, config.source)
+    settings, compressors, families, reader, metrics = build_plugins(config, opts.no_reader)
     limits_by_label = sw.limits_by_label(settings.limits, families)
     labels = list(compressors)
     baseline = settings.check_labels(labels, config.source, families=list(families.values()))
     prediction_paths(Path(opts.out), labels, config.source)  # labels that would share a file are refused
-    reader = None if opts.no_reader else config.build_reader()
-    metrics = build_metrics(settings, reader, config.source)
     limit = opts.limit if opts.limit is not None else settings.limit
     data, fmt = resolve_data(config, opts.data, opts.format)
     examples = _load_examples(config, opts, limit, data)
@@ -413,8 +334,12 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     run_dir = Path(opts.out)
     paths = prediction_paths(run_dir, plan.labels, config.source)
     engine = opts.engine
-    if engine != "local":
-        raise ConfigError(f"--engine: expected 'local'; got '{engine}'.")
+    if engine not in ("local", "ray"):
+        raise ConfigError(f"--engine: expected 'local' or 'ray'; got '{engine}'.")
+    if engine == "ray":
+        from ragsift.evaluation.ray_engine import check_ray
+
+        check_ray(settings)
 
     old = check_run_dir(run_dir, opts.resume)
     manifest = _base_manifest(opts, config, config_bytes, plan.data, plan.format, settings, plan.limit,
@@ -445,7 +370,11 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     caches: RunCaches | None = None
     engine_report: dict[str, Any] = {}
     try:
-        if engine == "local":  # the only engine so far
+        if engine == "ray":
+            from ragsift.evaluation.ray_engine import evaluate_with_ray
+
+            engine_report = evaluate_with_ray(plan, run_dir, paths, opts.progress)
+        else:
             reader, caches = attach_caches(compressors, reader, settings.cache, run_dir,
                                            share=sw.sweep_shares(plan.families))
             for label, compressor in compressors.items():

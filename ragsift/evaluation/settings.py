@@ -23,8 +23,10 @@ class RaySettings(BaseModel):
     ``compress_gpus`` / ``read_gpus`` and ``compress_cpus`` / ``read_cpus``: what each actor
     reserves (fractions allowed: ``0.5`` puts two actors on one GPU). ``batch_size``: examples per
     ``map_batches`` batch (default: ``[evaluation] batch_size``). ``max_restarts`` /
-    ``max_task_retries``: how often Ray restarts a crashed actor and retries its batch (-1: without
-    end) before the run fails; finished examples are kept either way and ``--resume`` goes on.
+    ``max_task_retries``: how often Ray restarts a crashed actor and retries its batch before the
+    run fails (default -1, Ray Data's own: without end; a model that crashes every time then
+    loops, so set a number on a cluster); finished examples are kept either way and ``--resume``
+    goes on.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -37,8 +39,8 @@ class RaySettings(BaseModel):
     compress_cpus: float = Field(1.0, ge=0)
     read_cpus: float = Field(1.0, ge=0)
     batch_size: int | None = Field(None, ge=1, le=65536)
-    max_restarts: int = Field(4, ge=-1)
-    max_task_retries: int = Field(4, ge=-1)
+    max_restarts: int = Field(-1, ge=-1)
+    max_task_retries: int = Field(-1, ge=-1)
 
     @field_validator("compress_actors", "read_actors")
     @classmethod

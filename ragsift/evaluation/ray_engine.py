@@ -1,0 +1,224 @@
+"""``ragsift evaluate --engine ray``: the same run as the local engine, scheduled by Ray Data.
+
+The examples still to do (every compressor label x example not yet in its predictions file)
+become a Ray Dataset; two ``map_batches`` stages run over actor pools:
+
+1. **compress** (:class:`CompressStage`): each actor builds every compressor of the config once
+   (from the config's text: workers need no copy of the file) and compresses its rows, timed
+   exactly as the local engine times them (``timed_compress``, warm-up runs first);
+2. **read** (:class:`ReadStage`): each actor builds the reader and the metrics once, reads the
+   compressed contexts of its batch together (``timed_read``; only positions below
+   ``reader_limit``) and makes the same predictions record as the local engine (``make_record``).
+
+Pool sizes, GPUs and CPUs per actor, batch size and fault tolerance come from
+``[evaluation.ray]`` (:class:`~ragsift.evaluation.settings.RaySettings`). The driver writes each
+record as it arrives, through the same flushed JSONL writer, skipping an id it already wrote, so
+a batch that Ray retries after a crashed actor is written once; a run that fails anyway keeps
+every finished example and ``--resume`` (with either engine) computes only the rest. The summary,
+tests, Parquet files and report are then made by the local engine's code
+(:func:`ragsift.evaluation.runner.summarise`). With ``cache = "run"`` (the default) actors share
+RUN_DIR/cache, which on a cluster must be a shared file system (else use a shared folder or
+``cache = "off"``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragsift.config import RunConfig
+from ragsift.errors import ConfigError
+from ragsift.evaluation.caches import attach_caches
+from ragsift.evaluation.plan import RunPlan, build_plugins, make_record
+from ragsift.evaluation.predictions import PredictionWriter, read_records
+from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.evaluation.timing import timed_compress, timed_read
+
+__all__ = ["check_ray", "evaluate_with_ray", "CompressStage", "ReadStage"]
+
+
+def check_ray(settings: EvaluationSettings) -> None:
+    """Refuse ``--engine ray`` without Ray Data installed (before a run directory is made)."""
+    try:
+        import ray  # noqa: F401
+        import ray.data  # noqa: F401
+    except ImportError:
+        raise ConfigError("--engine ray needs Ray Data: pip install 'ragsift[ray]' (or pip install 'ray[data]').") from None
+
+
+#: Ray Data logs a warning for every block whose column of examples (Python objects) it stores as
+#: Ray-serialised objects rather than Arrow; that is the intended path here, not a problem
+_QUIET_LOGGERS = ("ray.data._internal.tensor_extensions.arrow",)
+
+
+def _quiet() -> None:
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _plugins(config_text: str, source: str, no_reader: bool) -> tuple[EvaluationSettings, dict[str, Any], dict[str, str], Any, list[Any]]:
+    _quiet()
+    return build_plugins(RunConfig(**tomllib.loads(config_text), source=source), no_reader)
+
+
+class CompressStage:
+    """A compress actor: builds the config's compressors once; each row is (label, example)."""
+
+    def __init__(self, config_text: str, source: str, run_dir: str) -> None:
+        from ragsift.evaluation import sweep as sw
+
+        self.settings, self.compressors, families, _, _ = _plugins(config_text, source, no_reader=True)
+        _, self.caches = attach_caches(self.compressors, None, self.settings.cache, Path(run_dir),
+                                       share=sw.sweep_shares(families))
+        self.warm: set[str] = set()
+
+    def _warm_up(self, label: str, example: Any) -> None:
+        compressor = self.compressors[label]
+        compressor.warm_up()
+        for _ in range(self.settings.warmup):  # untimed, storing nothing in the caches (as the local engine)
+            with self.caches.read_only():
+                compressor.compress(example)
+        self.warm.add(label)
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        results = []
+        for label, example in zip(batch["label"], batch["example"], strict=True):
+            if label not in self.warm:
+                self._warm_up(str(label), example)
+            results.append(timed_compress(self.compressors[str(label)], example, self.settings.repeats))
+        out = dict(batch)
+        out["result"] = _objects(results)
+        return out
+
+
+class ReadStage:
+    """A read actor: builds the reader (if any) and the metrics once, reads a batch together and
+    returns each row's predictions record as JSON text."""
+
+    def __init__(self, config_text: str, source: str, run_dir: str, no_reader: bool) -> None:
+        self.settings, _, _, reader, self.metrics = _plugins(config_text, source, no_reader)
+        self.reader, self.caches = attach_caches({}, reader, self.settings.cache, Path(run_dir))
+        self.reader_limit = self.settings.reader_limit
+        self.warm = False
+
+    def _warm_up(self, question: str, context: str) -> None:
+        for metric in self.metrics:
+            metric.warm_up()
+        if self.reader is not None:
+            self.reader.warm_up()
+            if self.reader_limit != 0:
+                for _ in range(self.settings.warmup):
+                    with self.caches.read_only():
+                        self.reader.answer_many([question], [context])
+        self.warm = True
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        labels, examples, results = list(batch["label"]), list(batch["example"]), list(batch["result"])
+        if not self.warm and examples:
+            self._warm_up(examples[0].question, results[0].text)
+        read = [i for i, p in enumerate(batch["position"])
+                if self.reader is not None and (self.reader_limit is None or int(p) < self.reader_limit)]
+        answers: list[Any] = [None] * len(examples)
+        seconds: list[float | None] = [None] * len(examples)
+        if read:
+            got, took = timed_read(self.reader, [examples[i].question for i in read], [results[i].text for i in read],
+                                   self.settings.repeats)
+            for i, reply, s in zip(read, got, took, strict=True):
+                answers[i], seconds[i] = reply, s
+        records = [make_record(str(label), ex, result, answer, secs, self.metrics)
+                   for label, ex, result, answer, secs in zip(labels, examples, results, answers, seconds, strict=True)]
+        return {"label": np.array([str(label) for label in labels]), "id": np.array([ex.id for ex in examples]),
+                "record": np.array([json.dumps(r, ensure_ascii=False, default=_jsonable) for r in records])}
+
+
+def _objects(items: list[Any]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _pool(size: int | tuple[int, int]) -> Any:
+    from ray.data import ActorPoolStrategy
+
+    if isinstance(size, int):
+        return ActorPoolStrategy(size=size)
+    return ActorPoolStrategy(min_size=size[0], max_size=size[1])
+
+
+def _start_ray(address: str | None) -> bool:
+    """Join or start Ray; True when this call started it (and so stops it at the end)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
+    return True
+
+
+def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], progress: bool) -> dict[str, Any]:
+    """Compress, read and record every example of ``plan`` not yet in ``paths``; returns what the
+    manifest records about the engine."""
+    import ray
+    from tqdm import tqdm
+
+    settings = plan.settings
+    rs = settings.ray
+    done = {label: {str(r["id"]) for r in read_records(paths[label])} for label in plan.labels}  # repairs a cut line
+    rows = [{"label": label, "position": plan.positions[ex.id], "example": ex}
+            for label in plan.labels for ex in plan.subsets[label] if ex.id not in done[label]]
+    report: dict[str, Any] = {"engine": "ray", "rows": len(rows), "settings": rs.model_dump(mode="json")}
+    if not rows:
+        return report
+    started = _start_ray(rs.address)
+    _quiet()
+    try:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = progress
+        config_text = plan.config_bytes.decode("utf-8")
+        source, batch = str(plan.config.source), rs.batch_size or settings.batch_size
+        # Ray Data's own defaults are -1 (restart and retry without end); only a finite choice is passed
+        retry: dict[str, Any] = {k: v for k, v in (("max_restarts", rs.max_restarts),
+                                                   ("max_task_retries", rs.max_task_retries)) if v != -1}
+        dataset = ray.data.from_items(rows, override_num_blocks=min(len(rows), 64))
+        compressed = dataset.map_batches(
+            CompressStage, fn_constructor_kwargs={"config_text": config_text, "source": source, "run_dir": str(run_dir)},
+            batch_size=batch, compute=_pool(rs.pool("compress")), num_cpus=rs.compress_cpus, num_gpus=rs.compress_gpus,
+            **retry)
+        recorded = compressed.map_batches(
+            ReadStage, fn_constructor_kwargs={"config_text": config_text, "source": source, "run_dir": str(run_dir),
+                                              "no_reader": plan.reader is None},
+            batch_size=batch, compute=_pool(rs.pool("read")), num_cpus=rs.read_cpus, num_gpus=rs.read_gpus, **retry)
+        written = 0
+        bar = tqdm(total=len(rows), desc="evaluate [ray]", unit="ex", disable=not progress, file=sys.stderr)
+        with contextlib.ExitStack() as stack:
+            writers = {label: stack.enter_context(PredictionWriter(paths[label])) for label in plan.labels}
+            for row in recorded.iter_rows():
+                label, example_id = str(row["label"]), str(row["id"])
+                if example_id in done[label]:  # a retried batch: the record is already written
+                    continue
+                writers[label].write(json.loads(row["record"]))
+                done[label].add(example_id)
+                written += 1
+                bar.update(1)
+        bar.close()
+        report["written"] = written
+        return report
+    finally:
+        if started:
+            ray.shutdown()
