@@ -2,8 +2,9 @@
 as the reader tests start it), compared with the local ``causal-yes-no`` scorer on the same GGUF.
 
 The local scorer dequantises the GGUF into fp32 weights for transformers; llama.cpp computes with
-the Q4_1 weights themselves (and 8-bit quantised activations in its matrix products). The token
-ids are the same (checked below), so the difference is numerics only. Measured on these 9
+the Q4_1 weights themselves (and 8-bit quantised activations in its matrix products). The server
+reads the same prompt token ids as the local encoder makes (checked below, through llama.cpp's
+/extras/tokenize and the completion's prompt token count), so the difference is numerics. Measured on these 9
 sentences (2026-12-01, a shared 2-core CPU): largest |remote - local| 0.036, mean 0.015; the tolerance is
 0.06.
 """
@@ -69,6 +70,11 @@ def test_remote_scores_equal_the_local_scorer_within_tolerance(server: LlamaCppS
     client = openai.OpenAI(base_url=server.base_url, api_key="no-key")
     reply = client.completions.create(model=server.model, prompt=remote.prompt(example, sentences[0]), max_tokens=1, temperature=0)
     assert reply.usage is not None and reply.usage.prompt_tokens == len(local.prompts(example, sentences[:1])[0].ids)
+    import httpx
+
+    tokenized = httpx.post(f"http://127.0.0.1:{server.port}/extras/tokenize", json={"input": remote.prompt(example, sentences[0])},
+                           timeout=60).json()["tokens"]
+    assert tokenized == list(local.prompts(example, sentences[:1])[0].ids)
     difference = np.abs(remote_scores - local_scores)
     print(f"\nremote vs local on {len(sentences)} sentences: max |diff| {difference.max():.4f}, mean {difference.mean():.4f}")
     print("remote", np.round(remote_scores, 4).tolist(), "\nlocal ", np.round(local_scores, 4).tolist())
