@@ -60,8 +60,8 @@ def add_serve_command(sub: Any) -> None:
     p.add_argument("--token-env", default=TOKEN_ENV, help=f"NAME of the environment variable holding the bearer token "
                    f"(default {TOKEN_ENV}; unset or empty: no token needed)")
     p.add_argument("--keep-alive", type=_positive(float), default=30.0,
-                   help="seconds an idle connection stays open (default 30; uvicorn's own 5 s made a busy client that "
-                   "reused a connection just as the server closed it see a connection error)")
+                   help="seconds an idle keep-alive connection stays open (default 30; uvicorn's own default is 5: "
+                   "a slow client reusing a connection as the server closes it sees a connection error)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_cmd_serve)
 
