@@ -30,7 +30,7 @@ from typing import Any
 
 __all__ = ["JsonStore", "digest", "model_identity"]
 
-_MODEL_KEYS = ("model", "adapter")
+_MODEL_KEYS = ("model", "adapter", "head")
 
 
 def digest(parts: Any) -> str:
@@ -84,7 +84,7 @@ def _describe(spec: str, stamp: tuple[Any, ...]) -> str:
 
 def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Location, revision and weight-file hashes (as the run manifest records them) of every model
-    a plugin config names (keys ``model``, ``adapter``, ``*_model``)."""
+    a plugin config names (keys ``model``, ``adapter``, ``head``, ``*_model``)."""
     return [json.loads(_describe(spec, _stamp(spec))) for spec in dict.fromkeys(_model_specs(config))]
 
 

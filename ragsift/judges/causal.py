@@ -5,17 +5,21 @@ causal LM does (the offline configs use SmolLM2-135M-Instruct): P(Yes) / (P(Yes)
 the chat-templated prompt, from the Yes/No engine (:mod:`ragsift.lm`). With ``share_prefix`` the
 engine shares the nested candidate sets' prefixes where the model can (docs/ecorag.md).
 Assumptions: the prompt is ragsift's own; prompts are never cut (too long -> an error).
+
+Trained readout: with ``readout = "path/readout.safetensors"`` (``weight`` [hidden], ``bias`` [1],
+written by the ``judge-readout`` trainer) P(evidential) is ``sigmoid(weight . h + bias)`` of the last
+hidden state ``h`` after the prompt, from the same forward pass, instead of the Yes/No probability.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from ragsift.judges.base import Judge, JudgeParams
-from ragsift.lm import YesNoEngine, chat_prompt, encode_prompts
+from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.plugin import CausalLMParams
 
@@ -40,6 +44,8 @@ class CausalJudgeParams(JudgeParams, CausalLMParams):
     #: several sets in one call (batched reflection): let the engine share prefixes where the model
     #: can (the layout that runs the fewest tokens); off = padded batches of ``batch_size``
     share_prefix: bool = True
+    #: a trained readout of the last hidden state (safetensors: ``weight`` [hidden], ``bias`` [1]); None: Yes/No
+    readout: str | None = None
 
 
 class CausalJudge(Judge):
@@ -48,6 +54,7 @@ class CausalJudge(Judge):
     Params = CausalJudgeParams
     needs_model: ClassVar[bool] = True
     label_params = ("positive_token", "negative_token")
+    _readout: Any = None
 
     def warm_up(self) -> None:
         if self._model is not None:
@@ -62,6 +69,17 @@ class CausalJudge(Judge):
                                    batch_size=self.params.batch_size, owner="CausalJudge")
         self.label_ids = (self._engine.positive_id, self._engine.negative_id)
         self._model, self._tokenizer = model, tokenizer
+        if self.params.readout is not None:
+            from ragsift.models import resolve_local_path
+            from ragsift.scorers.causal_yes_no import load_readout
+
+            self._readout = load_readout(str(resolve_local_path(self.params.readout)), "CausalJudge")
+
+    @property
+    def engine(self) -> YesNoEngine:
+        """The Yes/No engine (after ``warm_up``)."""
+        self.warm_up()
+        return self._engine
 
     def prompt(self, question: str, evidence: Sequence[str]) -> str:
         """The full text the model continues for one evidence set."""
@@ -71,14 +89,17 @@ class CausalJudge(Judge):
             self.params.use_chat_template, "CausalJudge",
         )
 
+    def encoded_prompts(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[EncodedPrompt]:
+        """The token ids the model reads for each evidence set (what a readout trainer reads too)."""
+        self.warm_up()
+        prompts = [self.prompt(question, s) for s in evidence_sets]
+        # the chat template writes its own begin-of-text marker; raw prompts get the tokenizer's
+        return encode_prompts(self._tokenizer, prompts, max_length=self.params.max_length,
+                              add_special_tokens=not self.params.use_chat_template, owner="CausalJudge")
+
     def probabilities(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[float]:
         if not evidence_sets:
             return []
-        self.warm_up()
-        assert self.label_ids is not None
-        prompts = [self.prompt(question, s) for s in evidence_sets]
-        # the chat template writes its own begin-of-text marker; raw prompts get the tokenizer's
-        encoded = encode_prompts(self._tokenizer, prompts, max_length=self.params.max_length,
-                                 add_special_tokens=not self.params.use_chat_template, owner="CausalJudge")
+        encoded = self.encoded_prompts(question, evidence_sets)
         layout = "auto" if self.params.share_prefix else "padded"
-        return [float(p) for p in self._engine.probabilities(encoded, layout)]
+        return [float(p) for p in self._engine.probabilities(encoded, layout, readout=self._readout)]

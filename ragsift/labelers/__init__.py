@@ -9,8 +9,10 @@ from ragsift.hookspecs import Register, hookimpl
 def register_labelers(register: Register) -> None:
     from ragsift.labelers.evidentiality import EvidentialityLabeler
     from ragsift.labelers.exit_pairs import ExitPairsLabeler
+    from ragsift.labelers.gold_evidentiality import GoldEvidentialityLabeler
     from ragsift.labelers.paragraph_sentences import ParagraphSentencesLabeler
 
     register("evidentiality", EvidentialityLabeler)
     register("exit-pairs", ExitPairsLabeler)
+    register("gold-evidentiality", GoldEvidentialityLabeler)
     register("paragraph-sentences", ParagraphSentencesLabeler)

@@ -5,7 +5,7 @@
 scorer otherwise. The key is the SHA-256 of everything that determines the scores:
 
 - the scorer's registered name and its full config (every param, defaults filled in);
-- the identity of every model the config names (``model``, ``adapter``, ``*_model`` keys): the
+- the identity of every model the config names (``model``, ``adapter``, ``head``, ``*_model`` keys): the
   model string, its resolved location and revision, and the SHA-256 of its weight files (GGUF or
   ``*.safetensors``), as the run manifest records them (:func:`ragsift.models.describe_model`);
 - the splitter's name and config, and the sentences themselves (document, index, offsets);

@@ -19,6 +19,9 @@ Documented assumptions (ECoRAG's trained encoder is not public):
   model loads in its own default precision.
 - Query and sentences share one encoder unless ``query_model`` names another (Contriever and
   ECoRAG share weights).
+- ``head``: a trained linear head (a sentence-transformers ``Dense`` folder written by the
+  ``dual-encoder`` trainer, :mod:`ragsift.scorers.embedding_head`) applied to the query and the
+  sentence embeddings after the encoder (and before any cosine normalisation).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class DualEncoderParams(ModelParams):
     max_length: int | None = Field(default=None, ge=1)
     query_prefix: str = ""
     sentence_prefix: str = ""
+    #: a trained head applied to every embedding (folder with config.json + model.safetensors); None: none
+    head: str | None = None
 
 
 def mean_pool(token_states: Any, attention_mask: Any) -> Any:
@@ -158,10 +163,15 @@ class DualEncoderScorer(Scorer):
         super().__init__(**params)
         self._sentence_encoder: _Encoder | None = None
         self._query_encoder: _Encoder | None = None
+        self._head: Any = None
 
     def warm_up(self) -> None:
         if self._sentence_encoder is not None:
             return
+        if self.params.head:
+            from ragsift.scorers.embedding_head import load_head
+
+            self._head = load_head(self.params.head)
         self._sentence_encoder = _Encoder(self.params.model, self.params)
         if self.params.query_model is None or self.params.query_model == self.params.model:
             self._query_encoder = self._sentence_encoder
@@ -176,16 +186,23 @@ class DualEncoderScorer(Scorer):
         return {"query": self._query_encoder.backend, "sentence": self._sentence_encoder.backend}
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
-        """Query embeddings, one row per query (before any cosine normalisation)."""
+        """Query embeddings, one row per query (after the head, before any cosine normalisation)."""
         self.warm_up()
         assert self._query_encoder is not None
-        return self._query_encoder.encode([self.params.query_prefix + q for q in queries])
+        return self._with_head(self._query_encoder.encode([self.params.query_prefix + q for q in queries]))
 
     def embed_sentences(self, texts: Sequence[str]) -> np.ndarray:
-        """Sentence embeddings, one row per text (before any cosine normalisation)."""
+        """Sentence embeddings, one row per text (after the head, before any cosine normalisation)."""
         self.warm_up()
         assert self._sentence_encoder is not None
-        return self._sentence_encoder.encode([self.params.sentence_prefix + t for t in texts])
+        return self._with_head(self._sentence_encoder.encode([self.params.sentence_prefix + t for t in texts]))
+
+    def _with_head(self, embeddings: np.ndarray) -> np.ndarray:
+        if self._head is None:
+            return embeddings
+        from ragsift.scorers.embedding_head import apply_head
+
+        return apply_head(self._head, embeddings)
 
     def similarities(self, query: np.ndarray, sentences: np.ndarray) -> np.ndarray:
         """``dot`` or ``cosine`` of one query vector with each sentence row."""

@@ -8,11 +8,15 @@ from ragsift.hookspecs import Register, hookimpl
 @hookimpl
 def register_trainers(register: Register) -> None:
     from ragsift.trainers.cross_encoder import CrossEncoderTrainer
+    from ragsift.trainers.dual_encoder import DualEncoderTrainer
     from ragsift.trainers.fusion import FusionTrainer
+    from ragsift.trainers.judge_readout import JudgeReadoutTrainer
     from ragsift.trainers.yes_no_lora import YesNoLoraTrainer
     from ragsift.trainers.yes_no_readout import YesNoReadoutTrainer
 
     register("cross-encoder", CrossEncoderTrainer)
+    register("dual-encoder", DualEncoderTrainer)
     register("fusion", FusionTrainer)
+    register("judge-readout", JudgeReadoutTrainer)
     register("yes-no-lora", YesNoLoraTrainer)
     register("yes-no-readout", YesNoReadoutTrainer)

@@ -1,0 +1,194 @@
+"""The dual-encoder trainer on a tiny random-weight BERT: InfoNCE loss goes down, the saved head
+loads into the dual-encoder scorer and gives the trainer's scores, and an interrupted run resumes
+(in either phase) to the same head."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragsift.datasets import load_examples
+from ragsift.errors import ConfigError
+from ragsift.registry import get_registry
+from ragsift.splitters.presplit import PresplitSplitter
+from ragsift.trainers.base import TrainingJob
+
+
+def _tiny_bert(folder: Path, texts: list[str]) -> str:
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    words = sorted({w for t in texts for w in re.findall(r"\w+", t.lower())})[:600]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    data_dir = Path(__file__).resolve().parents[1] / "data"
+    train = list(load_examples(data_dir / "hotpotqa-train-sf100.json", limit=12))
+    dev = list(load_examples(data_dir / "hotpotqa-dev-ircot52-sf.json", limit=3))
+    texts = [e.question for e in train + dev] + [d.text for e in train + dev for d in e.documents]
+    return train, dev, _tiny_bert(tmp_path_factory.mktemp("bert"), texts)
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class _Bar:
+    def __init__(self, stop_after: int | None) -> None:
+        self.updates, self.stop_after = 0, stop_after
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n: int) -> None:
+        self.updates += n
+        if self.stop_after is not None and self.updates >= self.stop_after:
+            raise _Interrupted
+
+    def set_postfix(self, *args, **kwargs) -> None:
+        pass
+
+
+@dataclass
+class _InterruptedJob(TrainingJob):
+    stop_after: int | None = None
+    phase: str = "dual-encoder"
+
+    def progress_bar(self, total, desc, initial=0):
+        return _Bar(self.stop_after if desc == self.phase else None)
+
+
+def _trainer(base: str, steps: int, **extra):
+    return get_registry().create("trainer", "dual-encoder", {
+        "base_model": base, "steps": steps, "batch_size": 6, "negatives": 3, "learning_rate": 0.05,
+        "max_length": 64, "device": "cpu", "encode_batch_size": 16, **extra})
+
+
+def _labeler(**params):
+    return get_registry().create("labeler", "gold-evidentiality", {"max_weak": 3, "max_distractors": 5, **params})
+
+
+@pytest.mark.slow
+def test_loss_goes_down_and_the_saved_head_scores_like_the_trainer(tmp_path, data):
+    train, dev, base = data
+    out = tmp_path / "de"
+    result = _trainer(base, 60, batch_size=12).train(TrainingJob(train=train, dev=dev, output=out, progress=False,
+                                                                 checkpoint_every=20, labeler=_labeler()))
+    losses = [h["train_loss"] for h in result.history]
+    assert len(losses) == 60 and np.mean(losses[-10:]) < np.mean(losses[:10]) - 0.2
+    assert all("dev_loss" in h for h in result.history)
+    assert (out / "head" / "model.safetensors").is_file() and not list((out / "head").glob("*.bin"))
+    assert result.scorer["head"] == str(out / "head") and result.scorer["name"] == "dual-encoder"
+    counts = result.extra["label_counts"]
+    assert counts["strong"] > 0 and counts["weak"] > 0 and counts["distractor"] > 0
+    assert set(result.extra["zero_shot_dev"]["top_k"]) == set(range(1, 11))
+    scorer = get_registry().create("scorer", "dual-encoder", {k: v for k, v in result.scorer.items() if k != "name"} | {"device": "cpu"})
+    zero_shot = get_registry().create("scorer", "dual-encoder", {"model": base, "similarity": "cosine", "max_length": 64,
+                                                                  "device": "cpu"})
+    splitter = PresplitSplitter(fallback="sentencizer")
+    assert result.dev is not None and len(result.dev.scores) == len(dev)
+    moved = 0.0
+    for example, expected in zip(dev, result.dev.scores, strict=True):
+        sentences = splitter.split_all(example.documents)
+        got = scorer.score(example, sentences)
+        assert np.allclose(got, expected, atol=1e-5)
+        moved = max(moved, float(np.abs(got - zero_shot.score(example, sentences)).max()))
+    assert moved > 1e-3  # the head changed the scores
+
+
+def test_a_fresh_head_is_the_identity_and_the_scorer_refuses_a_pickled_head(tmp_path, data):
+    from ragsift.scorers.embedding_head import apply_head, load_head, new_head, save_head
+
+    head = new_head(5)
+    x = np.random.default_rng(0).normal(size=(3, 5)).astype(np.float32)
+    assert np.allclose(apply_head(head, x), x)
+    save_head(head, tmp_path / "h")
+    assert np.allclose(apply_head(load_head(tmp_path / "h"), x), x)
+    with pytest.raises(ConfigError, match="4-dim"):
+        apply_head(load_head(tmp_path / "h"), x[:, :4])
+    (tmp_path / "h" / "model.safetensors").rename(tmp_path / "h" / "pytorch_model.bin")
+    with pytest.raises(ConfigError, match="model.safetensors"):
+        load_head(tmp_path / "h")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["embeddings", "dual-encoder"])
+def test_an_interrupted_run_resumes_to_the_same_head(tmp_path, data, phase):
+    from safetensors.torch import load_file
+
+    train, dev, base = data
+    _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=4,
+                                         labeler=_labeler()))
+    with pytest.raises(_Interrupted):
+        _trainer(base, 12).train(_InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=4,
+                                                 stop_after=6, phase=phase, labeler=_labeler()))
+    if phase == "dual-encoder":
+        assert json.loads((tmp_path / "cut" / "checkpoint" / "head" / "state.json").read_text())["step"] == 4
+    else:
+        assert (tmp_path / "cut" / "checkpoint" / "embeddings" / "state.json").is_file()
+        assert not (tmp_path / "cut" / "checkpoint" / "head").exists()
+    result = _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
+                                                  checkpoint_every=4, resume=True, labeler=_labeler()))
+    assert [h["step"] for h in result.history] == list(range(1, 13))
+    fresh = load_file(str(tmp_path / "fresh" / "head" / "model.safetensors"))
+    resumed = load_file(str(tmp_path / "cut" / "head" / "model.safetensors"))
+    assert fresh.keys() == resumed.keys()
+    for key in fresh:
+        assert np.allclose(fresh[key].numpy(), resumed[key].numpy(), atol=1e-6), key
+    if phase == "dual-encoder":
+        assert result.extra["texts_from_checkpoint"] == result.extra["texts"]
+    else:  # only what was encoded before the interruption came from the checkpoint
+        assert 0 < result.extra["texts_from_checkpoint"] < result.extra["texts"]
+    # other data reuses the embeddings the checkpoint has; another encoder is refused
+    import shutil
+
+    shutil.copytree(tmp_path / "cut" / "checkpoint" / "embeddings", tmp_path / "more" / "checkpoint" / "embeddings")
+    more = _trainer(base, 2).train(TrainingJob(train=train[3:], dev=dev[:1], output=tmp_path / "more", progress=False,
+                                               checkpoint_every=4, resume=True, labeler=_labeler()))
+    assert 0 < more.extra["texts_from_checkpoint"] < more.extra["texts"]
+    with pytest.raises(ConfigError, match="another encoder"):
+        _trainer(base, 2, max_length=32).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
+                                                           checkpoint_every=4, resume=True, labeler=_labeler()))
+
+
+@pytest.mark.slow
+def test_shipped_head_and_configs_load_and_score():
+    from ragsift.config import load_config
+    from ragsift.testing import presplit_sentences, sample_example
+
+    root = Path(__file__).resolve().parents[2]
+    card = json.loads((root / "models" / "ecorag-trained" / "card.json").read_text())
+    assert card["trainer"]["name"] == "dual-encoder" and card["labeler"]["name"] == "gold-evidentiality"
+    pipeline = load_config("ecorag-trained")
+    pipeline.validate_all()
+    (compressor,) = pipeline.build_compressors().values()
+    assert compressor.scorer.params.head == "models/ecorag-trained/head"
+    topk = load_config("ecorag-trained-topk").build_compressors()
+    trained = next(c for label, c in topk.items() if label.startswith("ecorag-trained"))
+    zero_shot = next(c for label, c in topk.items() if label.startswith("minilm"))
+    assert trained.selector.params.k == zero_shot.selector.params.k  # equal sentences kept
+    example = sample_example()
+    sentences = presplit_sentences(example)
+    scores = trained.scorer.score(example, sentences)
+    plain = zero_shot.scorer.score(example, sentences)
+    assert scores.shape == plain.shape == (len(sentences),) and np.all(np.abs(scores) <= 1 + 1e-6)
+    assert not np.allclose(scores, plain, atol=1e-3)
