@@ -245,23 +245,12 @@ class DualEncoderTrainer(Trainer):
             state = load_checkpoint(job.checkpoint_dir / "head", head, optimizer)
             if state is not None:
                 start, history = int(state["step"]), list(state["history"])
-        with job.progress_bar(p.steps, "dual-encoder", initial=start) as bar:
-            for step in range(start, p.steps):
-                for group in optimizer.param_groups:
-                    group["lr"] = p.learning_rate * (p.steps - step) / p.steps  # linear decay
-                loss = batch_loss(_rows(questions, [job.seed, 0, step], p.batch_size, p.negatives, p.weak_ratio))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                entry = {"step": step + 1, "train_loss": float(loss.item())}
-                if dev_rows:
-                    with torch.no_grad():
-                        entry["dev_loss"] = float(np.mean([batch_loss(r).item() for r in dev_rows]))
-                history.append(entry)
-                bar.update(1)
-                bar.set_postfix(loss=f"{entry['train_loss']:.4f}")
-                if (step + 1) % job.checkpoint_every == 0 or step + 1 == p.steps:
-                    save_checkpoint(job.checkpoint_dir / "head", head, optimizer, {"step": step + 1, "history": history})
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # the head's products are tiny: more threads only wait on each other (10-30x slower under load)
+        try:
+            self._fit(job, head, optimizer, questions, dev_rows, batch_loss, history, start)
+        finally:
+            torch.set_num_threads(threads)
         head.eval()
         save_head(head, job.output / HEAD_FOLDER)
         trained, zero_shot = self._dev_predictions(head, embeddings.numpy(), dev_items)
@@ -285,6 +274,29 @@ class DualEncoderTrainer(Trainer):
             scorer=self.scorer_spec(str(job.output / HEAD_FOLDER)),
             extra=extra,
         )
+
+    def _fit(self, job: TrainingJob, head: Any, optimizer: Any, questions: list[_Question], dev_rows: list[np.ndarray],
+             batch_loss: Any, history: list[dict[str, float]], start: int) -> None:
+        import torch
+
+        p = self.params
+        with job.progress_bar(p.steps, "dual-encoder", initial=start) as bar:
+            for step in range(start, p.steps):
+                for group in optimizer.param_groups:
+                    group["lr"] = p.learning_rate * (p.steps - step) / p.steps  # linear decay
+                loss = batch_loss(_rows(questions, [job.seed, 0, step], p.batch_size, p.negatives, p.weak_ratio))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                entry = {"step": step + 1, "train_loss": float(loss.item())}
+                if dev_rows:
+                    with torch.no_grad():
+                        entry["dev_loss"] = float(np.mean([batch_loss(r).item() for r in dev_rows]))
+                history.append(entry)
+                bar.update(1)
+                bar.set_postfix(loss=f"{entry['train_loss']:.4f}")
+                if (step + 1) % job.checkpoint_every == 0 or step + 1 == p.steps:
+                    save_checkpoint(job.checkpoint_dir / "head", head, optimizer, {"step": step + 1, "history": history})
 
     def _dev_predictions(self, head: Any, embeddings: np.ndarray,
                          items: list[Any]) -> tuple[DevPredictions | None, DevPredictions | None]:
