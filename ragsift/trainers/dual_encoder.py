@@ -64,6 +64,7 @@ class DualEncoderTrainerParams(Params):
     max_length: int | None = Field(None, ge=1)
     query_prefix: str = ""
     sentence_prefix: str = ""
+    #: where the encoder runs (the head itself trains on CPU: its steps are tiny)
     device: str = "auto"
     #: texts per encoder batch (a checkpoint every ``checkpoint_every`` batches while encoding)
     encode_batch_size: int = Field(64, ge=1)
