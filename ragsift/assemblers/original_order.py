@@ -1,8 +1,10 @@
-"""EXIT's reassembly: kept sentences in original document and sentence order."""
+"""EXIT's reassembly: kept sentences in original document and sentence order (documents in
+rank order with ``document_order = "rank"``: LongLLMLingua's document reordering)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from ragsift.assemblers.base import Assembler
 from ragsift.plugin import Params
@@ -16,6 +18,8 @@ class OriginalOrderParams(Params):
     title: bool = False
     sentence_separator: str = " "
     document_separator: str = "\n\n"
+    #: documents in their retrieved order, or by the rank of their best kept sentence
+    document_order: Literal["original", "rank"] = "original"
 
 
 class OriginalOrderAssembler(Assembler):
@@ -25,6 +29,9 @@ class OriginalOrderAssembler(Assembler):
 
     def assemble(self, documents: Sequence[Document], sentences: Sequence[Sentence], kept: Sequence[int]) -> str:
         by_doc: dict[int, list[Sentence]] = {}
+        if self.params.document_order == "rank":  # each document where its first kept sentence ranks
+            for i in kept:
+                by_doc.setdefault(sentences[i].doc_index, [])
         for i in sorted(kept, key=lambda j: (sentences[j].doc_index, sentences[j].index)):
             by_doc.setdefault(sentences[i].doc_index, []).append(sentences[i])
         blocks = []

@@ -10,8 +10,11 @@ def register_compressors(register: Register) -> None:
     from ragsift.compressors.baselines import (
         BM25Compressor,
         EmbeddingCompressor,
+        LongLLMLinguaCompressor,
         OracleCompressor,
         RandomCompressor,
+        RecompExtractiveCompressor,
+        SelectiveContextCompressor,
     )
     from ragsift.compressors.ecorag import EcoragCompressor
     from ragsift.compressors.exit import ExitCompressor
@@ -26,3 +29,6 @@ def register_compressors(register: Register) -> None:
     register("embedding", EmbeddingCompressor)
     register("exit", ExitCompressor)
     register("ecorag", EcoragCompressor)
+    register("selective-context", SelectiveContextCompressor)
+    register("longllmlingua", LongLLMLinguaCompressor)
+    register("recomp-extractive", RecompExtractiveCompressor)

@@ -9,7 +9,14 @@ from __future__ import annotations
 from ragsift.compressors.pipeline import PipelineCompressor
 from ragsift.models import OFFLINE_MINILM
 
-__all__ = ["OracleCompressor", "RandomCompressor", "BM25Compressor", "EmbeddingCompressor"]
+__all__ = [
+    "OracleCompressor", "RandomCompressor", "BM25Compressor", "EmbeddingCompressor", "SelectiveContextCompressor",
+    "LongLLMLinguaCompressor", "RecompExtractiveCompressor", "SELECTIVE_CONTEXT_SPLIT",
+]
+
+#: the sentence splitting of Selective-Context's released code: after "." or "?" and whitespace,
+#: not after an "e.g."-like abbreviation or a capitalised two-letter one ("Mr.")
+SELECTIVE_CONTEXT_SPLIT = r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?)\s"
 
 
 class OracleCompressor(PipelineCompressor):
@@ -53,4 +60,43 @@ class EmbeddingCompressor(PipelineCompressor):
         "scorer": {"name": "dual-encoder", "model": OFFLINE_MINILM, "similarity": "cosine"},
         "selector": {"name": "top-k", "k": 5},
         "assembler": {"name": "rank-order", "title_prefix": False},
+    }
+
+
+class SelectiveContextCompressor(PipelineCompressor):
+    """Selective-Context (Li et al., 2023): remove the sentences of least self-information under a
+    causal LM, half of them by default; the rest in original order (docs/baselines.md)."""
+
+    default_stages = {
+        "splitter": {"name": "regex", "pattern": SELECTIVE_CONTEXT_SPLIT},
+        "scorer": {"name": "self-information"},
+        "selector": {"name": "percentile", "ratio": 0.5},
+        "assembler": {"name": "original-order"},
+    }
+
+
+class LongLLMLinguaCompressor(PipelineCompressor):
+    """LongLLMLingua's question-aware coarse stage (Jiang et al., 2024): documents ranked by the
+    likelihood of the question (with the restrictive statement) given each, kept whole in rank
+    order up to half of the tokens (docs/baselines.md)."""
+
+    default_stages = {
+        "splitter": {"name": "sentencizer"},
+        "scorer": {"name": "question-likelihood", "granularity": "document"},
+        "selector": {"name": "rate", "rate": 0.5, "granularity": "document", "overflow": "keep-last"},
+        "assembler": {"name": "original-order", "document_order": "rank"},
+    }
+
+
+class RecompExtractiveCompressor(PipelineCompressor):
+    """RECOMP's extractive compressor (Xu et al., 2024) as BERGEN runs it: the published
+    Contriever-based dual encoder (mean pooling, dot product) scores "{title} {sentence}"; the
+    top k sentences of each document are kept under its title (docs/baselines.md)."""
+
+    default_stages = {
+        "splitter": {"name": "nltk-punkt"},
+        "scorer": {"name": "dual-encoder", "model": "fangyuan/hotpotqa_extractive_compressor", "pooling": "mean",
+                   "similarity": "dot", "sentence_title": True, "max_length": 512},
+        "selector": {"name": "top-k", "k": 3, "per_document": True},
+        "assembler": {"name": "original-order", "title": True},
     }

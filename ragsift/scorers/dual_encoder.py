@@ -14,7 +14,9 @@ Documented assumptions (ECoRAG's trained encoder is not public):
   pooled here, whatever the folder holds (a sentence-transformers folder's extra modules, such
   as normalisation, are then ignored).
 - Sentences are encoded as their text alone (no title), with ``sentence_prefix`` before each;
-  the query as ``query_prefix + question``. Both prefixes are empty by default.
+  the query as ``query_prefix + question``. Both prefixes are empty by default. With
+  ``sentence_title = true`` a sentence is encoded as ``"{title} {sentence}"`` (RECOMP's
+  extractive compressor as BERGEN feeds it: the document's title before each sentence).
 - ``dtype`` applies to the transformers backend (``mean`` / ``cls``); a sentence-transformers
   model loads in its own default precision.
 - Query and sentences share one encoder unless ``query_model`` names another (Contriever and
@@ -59,6 +61,8 @@ class DualEncoderParams(ModelParams):
     sentence_prefix: str = ""
     #: a trained head applied to every embedding (folder with config.json + model.safetensors); None: none
     head: str | None = None
+    #: encode each sentence after its document's title: "{title} {sentence}"
+    sentence_title: bool = False
 
 
 def mean_pool(token_states: Any, attention_mask: Any) -> Any:
@@ -219,7 +223,11 @@ class DualEncoderScorer(Scorer):
         if not sentences:
             return np.zeros(0, dtype=np.float64)
         query = self.embed_queries([example.question])[0]
-        embedded = self.embed_sentences([s.text for s in sentences])
+        if self.params.sentence_title:
+            texts = [f"{example.documents[s.doc_index].title} {s.text}" for s in sentences]
+        else:
+            texts = [s.text for s in sentences]
+        embedded = self.embed_sentences(texts)
         if embedded.shape[1] != query.shape[0]:
             raise ConfigError(
                 f"DualEncoderScorer: the query encoder gives {query.shape[0]}-dim vectors but the sentence "

@@ -8,6 +8,8 @@ from ragsift.hookspecs import Register, hookimpl
 @hookimpl
 def register_selectors(register: Register) -> None:
     from ragsift.selectors.all import AllSelector
+    from ragsift.selectors.percentile import PercentileSelector
+    from ragsift.selectors.rate import RateSelector
     from ragsift.selectors.reflection import ReflectionSelector
     from ragsift.selectors.threshold import ThresholdSelector
     from ragsift.selectors.token_budget import TokenBudgetSelector
@@ -18,3 +20,5 @@ def register_selectors(register: Register) -> None:
     register("token-budget", TokenBudgetSelector)
     register("all", AllSelector)
     register("reflection", ReflectionSelector)
+    register("percentile", PercentileSelector)
+    register("rate", RateSelector)

@@ -43,3 +43,17 @@ def test_rank_order_options():
 
 def test_nothing_kept_is_empty_text():
     assert assemble("original-order", []) == "" and assemble("rank-order", []) == ""
+
+
+def test_original_order_can_put_documents_in_rank_order():
+    from ragsift.assemblers.original_order import OriginalOrderAssembler
+    from ragsift.testing import presplit_sentences, sample_example
+
+    example = sample_example()
+    sentences = presplit_sentences(example)  # doc 0: 0-2, doc 1: 3-4, doc 2: 5-7
+    kept = [6, 1, 3, 0]
+    ranked = OriginalOrderAssembler(document_order="rank").assemble(example.documents, sentences, kept)
+    texts = [s.text for s in sentences]
+    assert ranked == "\n\n".join([texts[6], f"{texts[0]} {texts[1]}", texts[3]])
+    original = OriginalOrderAssembler().assemble(example.documents, sentences, kept)
+    assert original == "\n\n".join([f"{texts[0]} {texts[1]}", texts[3], texts[6]])
