@@ -32,7 +32,8 @@ from ragsift.split_models import sha256_of
 
 __all__ = [
     "ModelLocation", "resolve_model", "resolve_device", "resolve_dtype", "cache_dir", "load_causal_lm",
-    "load_seq2seq_lm", "load_encoder", "load_sequence_classifier", "resolve_local_path", "load_tokenizer",
+    "load_seq2seq_lm", "load_encoder", "load_sequence_classifier", "load_token_classifier", "resolve_local_path",
+    "load_tokenizer",
     "load_sentence_transformer", "describe_model", "check_model", "OFFLINE_SMOLLM2", "OFFLINE_MINILM",
     "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B",
 ]
@@ -367,6 +368,14 @@ def load_sequence_classifier(spec: str, *, device: str = "auto", dtype: str = "f
     from transformers import AutoModelForSequenceClassification
 
     return _load_pretrained(AutoModelForSequenceClassification, spec, device, dtype, False, None)
+
+
+def load_token_classifier(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tuple[Any, Any]:
+    """(model, tokenizer) of a token-classification model (LLMLingua-2's compressor), cached per
+    process, in eval mode."""
+    from transformers import AutoModelForTokenClassification
+
+    return _load_pretrained(AutoModelForTokenClassification, spec, device, dtype, False, None)
 
 
 def load_sentence_transformer(spec: str, *, device: str = "auto") -> Any:

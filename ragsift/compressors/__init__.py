@@ -10,8 +10,10 @@ def register_compressors(register: Register) -> None:
     from ragsift.compressors.baselines import (
         BM25Compressor,
         EmbeddingCompressor,
+        LLMLingua2Compressor,
         LongLLMLinguaCompressor,
         OracleCompressor,
+        ProvenceCompressor,
         RandomCompressor,
         RecompExtractiveCompressor,
         SelectiveContextCompressor,
@@ -32,3 +34,5 @@ def register_compressors(register: Register) -> None:
     register("selective-context", SelectiveContextCompressor)
     register("longllmlingua", LongLLMLinguaCompressor)
     register("recomp-extractive", RecompExtractiveCompressor)
+    register("llmlingua2", LLMLingua2Compressor)
+    register("provence", ProvenceCompressor)

@@ -11,7 +11,8 @@ from ragsift.models import OFFLINE_MINILM
 
 __all__ = [
     "OracleCompressor", "RandomCompressor", "BM25Compressor", "EmbeddingCompressor", "SelectiveContextCompressor",
-    "LongLLMLinguaCompressor", "RecompExtractiveCompressor", "SELECTIVE_CONTEXT_SPLIT",
+    "LongLLMLinguaCompressor", "RecompExtractiveCompressor", "LLMLingua2Compressor", "ProvenceCompressor",
+    "SELECTIVE_CONTEXT_SPLIT",
 ]
 
 #: the sentence splitting of Selective-Context's released code: after "." or "?" and whitespace,
@@ -98,5 +99,32 @@ class RecompExtractiveCompressor(PipelineCompressor):
         "scorer": {"name": "dual-encoder", "model": "fangyuan/hotpotqa_extractive_compressor", "pooling": "mean",
                    "similarity": "dot", "sentence_title": True, "max_length": 512},
         "selector": {"name": "top-k", "k": 3, "per_document": True},
+        "assembler": {"name": "original-order", "title": True},
+    }
+
+
+class LLMLingua2Compressor(PipelineCompressor):
+    """LLMLingua-2 (Pan et al., 2024): whitespace words, each scored by the published token
+    classifier's mean P(preserve); in each document the words above the 51st percentile kept
+    (keep rate 0.5, LLMLingua's default), in original order (docs/baselines.md)."""
+
+    default_stages = {
+        "splitter": {"name": "regex", "pattern": r"\s+"},
+        "scorer": {"name": "token-classifier"},
+        "selector": {"name": "percentile", "ratio": 0.51, "comparison": ">", "per_document": True},
+        "assembler": {"name": "original-order"},
+    }
+
+
+class ProvenceCompressor(PipelineCompressor):
+    """Provence (Chirkova et al., 2025): sentences (Provence's rule: after ".", "!" or "?" and
+    whitespace) kept when the mean keep probability of their tokens is at least 0.1 (the paper's
+    default; BERGEN also runs 0.5), in original order, each document under its title
+    (docs/baselines.md)."""
+
+    default_stages = {
+        "splitter": {"name": "regex"},
+        "scorer": {"name": "provence"},
+        "selector": {"name": "threshold", "threshold": 0.1},
         "assembler": {"name": "original-order", "title": True},
     }

@@ -13,10 +13,12 @@ def register_scorers(register: Register) -> None:
     from ragsift.scorers.dual_encoder import DualEncoderScorer
     from ragsift.scorers.learned_fusion import LearnedFusionScorer
     from ragsift.scorers.oracle import OracleScorer
+    from ragsift.scorers.provence import ProvenceScorer
     from ragsift.scorers.question_likelihood import QuestionLikelihoodScorer
     from ragsift.scorers.random import RandomScorer
     from ragsift.scorers.remote_yes_no import RemoteYesNoScorer
     from ragsift.scorers.self_information import SelfInformationScorer
+    from ragsift.scorers.token_classifier import TokenClassifierScorer
 
     register("bm25", BM25Scorer)
     register("causal-yes-no", CausalYesNoScorer)
@@ -28,3 +30,5 @@ def register_scorers(register: Register) -> None:
     register("remote-yes-no", RemoteYesNoScorer)
     register("self-information", SelfInformationScorer)
     register("question-likelihood", QuestionLikelihoodScorer)
+    register("token-classifier", TokenClassifierScorer)
+    register("provence", ProvenceScorer)
