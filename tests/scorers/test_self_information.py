@@ -102,7 +102,7 @@ def test_defaults_are_the_papers():
     assert config["model"] == SELECTIVE_CONTEXT_MODEL == "openai-community/gpt2"
     assert (config["context"], config["aggregate"]) == ("document", "sum")
     compressor = build_plugin("compressor", {"name": "selective-context"})
-    assert compressor.config()["selector"] == {"name": "percentile", "ratio": 0.5}
+    assert compressor.config()["selector"] == {"name": "percentile", "ratio": 0.5, "comparison": ">=", "per_document": False}
 
 
 def test_compressor_removes_the_least_informative_half(tok, model):
@@ -143,3 +143,15 @@ def test_smollm2_on_the_bundled_sample():
     # a longer sentence carries more information on the whole (the sum over its tokens)
     lengths = [len(s.text) for s in result.sentences]
     assert np.corrcoef(lengths, result.scores)[0, 1] > 0.5
+
+
+def test_word_level_units_score_their_own_tokens(tok, model):
+    """Selective-Context's finer levels: whitespace words as units (the regex splitter) get the
+    self-information of their own tokens in running document context."""
+    example, _ = tiny.example()
+    words = build_plugin("splitter", {"name": "regex", "pattern": r"\s+"}).split_all(example.documents)
+    scorer = SelfInformationScorer.from_model(model, tok, model="tiny")
+    bos = tok.bos_token_id
+    hand = np.concatenate([_token_info(model, [bos, *tok.convert_tokens_to_ids(d.text.split())])
+                           for d in example.documents])
+    np.testing.assert_allclose(scorer.score(example, words), hand, rtol=1e-5)
