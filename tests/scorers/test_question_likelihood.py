@@ -109,22 +109,22 @@ def test_compressor_keeps_whole_documents_in_rank_order(tok, model):
 
 @pytest.mark.slow
 @pytest.mark.integration
-def test_smollm2_ranks_the_gold_documents_first_on_the_bundled_sample():
+def test_smollm2_ranks_gold_documents_above_chance_on_training_questions():
+    """Four questions of the HotpotQA *training* sample (not the evaluation file): the gold
+    documents' mean rank among the 10 (0 = first) is better than chance (4.5)."""
     from ragsift.datasets import load_examples
-
-    examples = list(load_examples("ragsift/data/hotpotqa-dev-sf100.json"))[:3]
-    scorer = build_plugin("scorer", {"name": "question-likelihood", "model": OFFLINE_SMOLLM2,
-                                     "start_token": "<|endoftext|>", "device": "cpu"})
     from ragsift.splitters.sentencizer import SentencizerSplitter
 
-    hits = 0
+    examples = list(load_examples("tests/data/hotpotqa-train-sf100.json"))[:4]
+    scorer = build_plugin("scorer", {"name": "question-likelihood", "model": OFFLINE_SMOLLM2,
+                                     "start_token": "<|endoftext|>", "device": "cpu"})
+    ranks = []
     for example in examples:
         sentences = SentencizerSplitter().split_all(example.documents)
         scores = scorer.score(example, sentences)
-        per_doc = {s.doc_index: scores[i] for i, s in enumerate(sentences)}
-        gold = {e.doc_index for e in example.evidence or ()}
-        top2 = sorted(per_doc, key=lambda d: -per_doc[d])[:2]
-        hits += len(gold & set(top2))
         assert all(np.isfinite(scores)) and max(scores) <= 0
-    # 3 questions, 2 gold documents each among 10: chance would put about 1.2 of 6 in the top 2
-    assert hits >= 3
+        per_doc = {s.doc_index: scores[i] for i, s in enumerate(sentences)}
+        assert all(scores[i] == per_doc[s.doc_index] for i, s in enumerate(sentences))
+        order = sorted(per_doc, key=lambda d: -per_doc[d])
+        ranks += [order.index(e.doc_index) for e in {e.doc_index: e for e in example.evidence or ()}.values()]
+    assert len(ranks) >= 8 and np.mean(ranks) < 4.5, ranks
