@@ -31,6 +31,8 @@ from typing import Any
 __all__ = ["JsonStore", "digest", "model_identity"]
 
 _MODEL_KEYS = ("model", "adapter", "head")
+#: keys naming a single weight file of ragsift's own (a Yes/No scorer's ``readout``), keyed by content
+_FILE_KEYS = ("readout",)
 
 
 def digest(parts: Any) -> str:
@@ -82,10 +84,41 @@ def _describe(spec: str, stamp: tuple[Any, ...]) -> str:
         return json.dumps({"spec": spec, "error": str(exc)})
 
 
+def _file_specs(config: Mapping[str, Any]) -> Iterator[str]:
+    for key, value in config.items():
+        if isinstance(value, Mapping):
+            yield from _file_specs(value)
+        elif isinstance(value, str) and value and key in _FILE_KEYS:
+            yield value
+
+
+@functools.lru_cache(maxsize=64)
+def _file_digest(spec: str, stamp: tuple[Any, ...]) -> str:
+    from ragsift.models import resolve_local_path
+
+    try:
+        with resolve_local_path(spec).open("rb") as fh:
+            return json.dumps({"file": spec, "sha256": hashlib.file_digest(fh, "sha256").hexdigest()})
+    except OSError as exc:
+        return json.dumps({"file": spec, "error": str(exc)})
+
+
+def _file_stamp(spec: str) -> tuple[Any, ...]:
+    from ragsift.models import resolve_local_path
+
+    try:
+        st = resolve_local_path(spec).stat()
+    except OSError:
+        return ()
+    return (st.st_size, st.st_mtime_ns)
+
+
 def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Location, revision and weight-file hashes (as the run manifest records them) of every model
-    a plugin config names (keys ``model``, ``adapter``, ``head``, ``*_model``)."""
-    return [json.loads(_describe(spec, _stamp(spec))) for spec in dict.fromkeys(_model_specs(config))]
+    a plugin config names (keys ``model``, ``adapter``, ``head``, ``*_model``), then the SHA-256 of
+    every single weight file it names (``readout``), so a retrained file is another key."""
+    models = [json.loads(_describe(spec, _stamp(spec))) for spec in dict.fromkeys(_model_specs(config))]
+    return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in dict.fromkeys(_file_specs(config))]
 
 
 class JsonStore:

@@ -67,6 +67,19 @@ def load_readout(path: str, owner: str = "CausalYesNoScorer") -> tuple[Any, floa
     return tensors["weight"].float(), float(tensors["bias"])
 
 
+def _check_adapter_path(spec: str) -> None:
+    """A missing adapter whose first part is a local folder (``models/...``) is a missing path, not
+    a Hub id (which it would otherwise be taken for, and only fail when loaded)."""
+    from ragsift.models import resolve_local_path
+
+    if spec.startswith(("hub:", "package:", "split:")) or resolve_local_path(spec).exists():
+        return
+    first = Path(spec).parts[0] if Path(spec).parts else ""
+    if first and resolve_local_path(first).is_dir():
+        raise ConfigError(f"adapter '{spec}': no such folder (its first part '{first}' is a local folder, "
+                          "so this names a local path, not a Hub id).")
+
+
 class CausalYesNoParams(CausalLMParams):
     #: the causal LM: Hub id, folder, GGUF file or package:PKG/PATH
     model: str = Field(EXIT_MODEL, min_length=1)
@@ -82,6 +95,9 @@ class CausalYesNoParams(CausalLMParams):
     overflow: Literal["error", "head-tail"] = "error"
     #: cap on prompt tokens (default 4096); the model's and tokenizer's limits also apply
     max_length: int | None = Field(None, ge=8, le=1_000_000)
+    #: keep the final hidden states of each call for other scorers of this process on the same
+    #: model and prompts (and reuse theirs): zero-shot and a readout for one forward pass
+    share_hidden_states: bool = False
 
     @field_validator("template")
     @classmethod
@@ -137,6 +153,20 @@ class CausalYesNoScorer(Scorer):
         self._readout = None if p.readout is None else load_readout(p.readout, owner)
         self._model = model
 
+    def check_model_files(self) -> None:
+        """``ragsift config validate`` (no weights load): the model and the adapter as every model
+        is checked, an adapter written as a local path that does not exist, and the readout file
+        (exists, a safetensors file with ``weight`` and ``bias``)."""
+        from ragsift.models import check_model
+
+        p = self.params
+        check_model(p.model)
+        if p.adapter:
+            _check_adapter_path(p.adapter)
+            check_model(p.adapter)
+        if p.readout is not None:
+            load_readout(p.readout, type(self).__name__)
+
     @property
     def encoder(self) -> YesNoPromptEncoder:
         """The prompt encoder (loads the model on first use)."""
@@ -163,6 +193,39 @@ class CausalYesNoScorer(Scorer):
             return np.zeros(0)
         prompts = self.prompts(example, sentences)
         layout = "padded" if self.params.mode == "reference" else "packed"
-        scores = self.engine.probabilities(prompts, layout, hint='set mode = "reference" for this model', readout=self._readout)
+        hint = 'set mode = "reference" for this model'
+        if self.params.share_hidden_states:
+            return self._score_shared(prompts, layout, hint)
+        scores = self.engine.probabilities(prompts, layout, hint=hint, readout=self._readout)
         self.stats = {"prompts": len(prompts), "truncated": sum(p.truncated for p in prompts), **self.engine.stats}
         return scores
+
+    def _score_shared(self, prompts: list[EncodedPrompt], layout: str, hint: str) -> np.ndarray:
+        """Scores from the final hidden states of :data:`SHARED_HIDDEN_STATES` (computed here when
+        no scorer of this process has run these prompts on this model yet)."""
+        import torch
+
+        from ragsift.lm.shared_hidden import SHARED_HIDDEN_STATES
+
+        engine = self.engine
+        hidden = SHARED_HIDDEN_STATES.get(engine.model, layout, prompts)
+        if hidden is None:
+            hidden = engine.hidden_states(prompts, layout, hint=hint)
+            SHARED_HIDDEN_STATES.put(engine.model, layout, prompts, hidden)
+            run = dict(engine.stats)
+        else:
+            run = {"forward_passes": 0, "tokens": 0, "layout": layout, "shared_hidden_states": True}
+        vector, bias = self._readout if self._readout is not None else self._two_way_readout()
+        rows = torch.from_numpy(hidden).float()
+        scores = torch.sigmoid(rows @ torch.as_tensor(vector, dtype=torch.float32).reshape(-1).cpu() + float(bias))
+        self.stats = {"prompts": len(prompts), "truncated": sum(p.truncated for p in prompts), **run}
+        return scores.double().numpy()
+
+    def _two_way_readout(self) -> tuple[Any, float]:
+        """The readout that is the zero-shot Yes/No score: ``w_yes - w_no`` of the output layer
+        (and the difference of its biases, if it has any)."""
+        head = self.engine.model.get_output_embeddings()
+        yes, no = self.engine.positive_id, self.engine.negative_id
+        vector = (head.weight[yes] - head.weight[no]).detach().float().cpu()
+        bias = 0.0 if getattr(head, "bias", None) is None else float(head.bias[yes] - head.bias[no])
+        return vector, bias

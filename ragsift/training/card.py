@@ -39,7 +39,10 @@ def _markdown(card: dict[str, Any]) -> str:
         lines += [f"{report['development_questions']} questions, {report['development_sentences']} sentences. "
                   f"ROC-AUC {_fmt(report.get('roc_auc'))}. Chosen selection: `{json.dumps(chosen['selector'])}` "
                   f"(evidence P {chosen['precision']:.3f}, R {chosen['recall']:.3f}, F1 {chosen['f1']:.3f}, "
-                  f"{chosen['kept']:.2f} sentences kept per question).", ""]
+                  f"{chosen['kept']:.2f} sentences kept per question"
+                  + (f", nothing kept on {chosen['empty']:.1%} of the questions" if "empty" in chosen else "")
+                  + (f"; thresholds limited to those keeping nothing on at most {report['max_empty']:.1%}"
+                     if report.get("max_empty") is not None else "") + ").", ""]
         lines += ["| k | P | R | F1 |", "|---:|---:|---:|---:|"]
         lines += [f"| {k} | {v['precision']:.3f} | {v['recall']:.3f} | {v['f1']:.3f} |" for k, v in report["top_k"].items()]
         lines += ["", "Confusion per sample type at the chosen selection:", "", "| type | kept | dropped |", "|---|---:|---:|"]

@@ -108,7 +108,7 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
     start = time.perf_counter()
     result = trainer.train(job)
     seconds = time.perf_counter() - start
-    report = write_report(output, result.history, result.dev)
+    report = write_report(output, result.history, result.dev, config.training.max_empty)
     try:
         import torch
 

@@ -53,6 +53,8 @@ class TrainSettings(_Strict):
     output: str
     seed: int = 0
     checkpoint_every: int = Field(50, ge=1)
+    #: choose only thresholds that keep nothing on at most this share of development questions
+    max_empty: float | None = Field(None, ge=0, le=1)
 
 
 class TrainConfig(_Strict):

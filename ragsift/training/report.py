@@ -4,6 +4,9 @@ development questions, the selection chosen there, and a confusion matrix per sa
 Evidence F1 here is the mean over development questions of the per-question F1 of the kept
 sentences against the gold ones (``ragsift evaluate``'s ``evidence_f1`` on dataset sentences).
 The chosen selection is the top-k or threshold with the best development F1 (top-k wins ties).
+Every curve point also gives ``empty``, the share of development questions that keep nothing;
+with ``max_empty`` (``[training] max_empty``) only thresholds that keep something on at least
+``1 - max_empty`` of the development questions can be chosen (top-k never keeps nothing).
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ def _f1(kept: np.ndarray, labels: np.ndarray) -> tuple[float, float, float]:
 def _mean_prf(dev: DevPredictions, choose: Any) -> dict[str, float]:
     rows = [_f1(choose(s), y) for s, y in zip(dev.scores, dev.labels, strict=True)]
     p, r, f = (float(np.mean(col)) for col in zip(*rows, strict=True)) if rows else (0.0, 0.0, 0.0)
-    kept = float(np.mean([len(choose(s)) for s in dev.scores])) if rows else 0.0
-    return {"precision": p, "recall": r, "f1": f, "kept": kept}
+    counts = [len(choose(s)) for s in dev.scores]
+    kept = float(np.mean(counts)) if rows else 0.0
+    empty = float(np.mean([n == 0 for n in counts])) if rows else 0.0
+    return {"precision": p, "recall": r, "f1": f, "kept": kept, "empty": empty}
 
 
 def _top(k: int) -> Any:
@@ -53,12 +58,14 @@ def thresholds_for(dev: DevPredictions) -> list[float]:
     return sorted({float(q) for q in np.quantile(scores, np.linspace(0.02, 0.98, 49))}) if len(scores) else []
 
 
-def selection_curves(dev: DevPredictions) -> dict[str, Any]:
-    """Mean P / R / F1 / sentences kept for every k in ``KS`` and every threshold; the best of each."""
+def selection_curves(dev: DevPredictions, max_empty: float | None = None) -> dict[str, Any]:
+    """Mean P / R / F1 / sentences kept / share kept empty for every k in ``KS`` and every
+    threshold; the best of each (thresholds: among those with ``empty <= max_empty``, if given)."""
     top_k = {k: _mean_prf(dev, _top(k)) for k in KS}
     threshold = {t: _mean_prf(dev, _above(t)) for t in thresholds_for(dev)}
     best_k = max(KS, key=lambda k: (top_k[k]["f1"], -k))
-    best_t = float(max(threshold, key=lambda t: threshold[t]["f1"])) if threshold else None
+    allowed = [t for t in threshold if max_empty is None or threshold[t]["empty"] <= max_empty + 1e-12]
+    best_t = float(max(allowed, key=lambda t: threshold[t]["f1"])) if allowed else None
     if best_t is not None and threshold[best_t]["f1"] > top_k[best_k]["f1"]:
         chosen = {"selector": {"name": "threshold", "threshold": best_t}, **threshold[best_t]}
     else:
@@ -130,9 +137,10 @@ def _plots(output: Path, history: list[dict[str, float]], curves: dict[str, Any]
     return written
 
 
-def write_report(output: Path, history: list[dict[str, float]], dev: DevPredictions | None) -> dict[str, Any]:
+def write_report(output: Path, history: list[dict[str, float]], dev: DevPredictions | None,
+                 max_empty: float | None = None) -> dict[str, Any]:
     """Write ``report.json``, ``loss.png`` and ``threshold.png`` in ``output``; return the report."""
-    curves = selection_curves(dev) if dev is not None and dev.scores else None
+    curves = selection_curves(dev, max_empty) if dev is not None and dev.scores else None
     report: dict[str, Any] = {
         "steps": len(history),
         "final": history[-1] if history else None,
@@ -142,6 +150,7 @@ def write_report(output: Path, history: list[dict[str, float]], dev: DevPredicti
     if curves is not None and dev is not None:
         report["roc_auc"] = _roc_auc(dev)
         report["chosen"] = curves["chosen"]
+        report["max_empty"] = max_empty
         report["confusion"] = _confusion(dev, curves["chosen"]["selector"])
         report["top_k"] = {str(k): v for k, v in curves["top_k"].items()}
         report["threshold"] = {f"{t:g}": v for t, v in curves["threshold"].items()}

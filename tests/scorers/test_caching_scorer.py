@@ -21,6 +21,7 @@ from ragsift.types import Document, Example, Sentence
 class _Params(Params):
     model: str
     weight: float = 1.0
+    readout: str | None = None
 
 
 class CountingScorer(Scorer):
@@ -112,6 +113,19 @@ def test_key_changes_with_every_part_it_is_made_of(tmp_path: Path, model: Path) 
     changed["model file"] = _scorer(store, model).key(ex, _sentences(ex))
     assert all(key != base for key in changed.values()), [k for k, v in changed.items() if v == base]
     assert len(set(changed.values())) == len(changed)
+
+
+def test_key_changes_when_a_readout_file_is_retrained_in_place(tmp_path: Path, model: Path) -> None:
+    store = JsonStore(None)
+    ex = _example()
+    readout = tmp_path / "readout.safetensors"
+    readout.write_bytes(b"readout v1")
+    first = _scorer(store, model, readout=str(readout)).key(ex, _sentences(ex))
+    assert _scorer(store, model, readout=str(readout)).key(ex, _sentences(ex)) == first
+    assert _scorer(store, model).key(ex, _sentences(ex)) != first
+    readout.write_bytes(b"readout v2, retrained")  # same path, new content
+    os.utime(readout, ns=(2, 2))
+    assert _scorer(store, model, readout=str(readout)).key(ex, _sentences(ex)) != first
 
 
 def test_a_changed_input_is_scored_again(tmp_path: Path, model: Path) -> None:

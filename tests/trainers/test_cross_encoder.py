@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from interrupted_training import Interrupted, InterruptedJob
 
 from ragsift.datasets import load_examples
 from ragsift.registry import get_registry
@@ -43,37 +43,6 @@ def data(tmp_path_factory):
     return train, dev, _tiny_bert(tmp_path_factory.mktemp("bert"), texts)
 
 
-class _Interrupted(Exception):
-    pass
-
-
-class _Bar:
-    def __init__(self, stop_after: int | None) -> None:
-        self.updates, self.stop_after = 0, stop_after
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n: int) -> None:
-        self.updates += n
-        if self.stop_after is not None and self.updates >= self.stop_after:
-            raise _Interrupted
-
-    def set_postfix(self, *args, **kwargs) -> None:
-        pass
-
-
-@dataclass
-class _InterruptedJob(TrainingJob):
-    stop_after: int | None = None
-
-    def progress_bar(self, total, desc, initial=0):
-        return _Bar(self.stop_after if desc == "cross-encoder" else None)
-
-
 def _trainer(base: str, steps: int):
     return get_registry().create("trainer", "cross-encoder", {
         "base_model": base, "steps": steps, "batch_size": 8, "learning_rate": 3e-3, "warmup_ratio": 0.0,
@@ -103,8 +72,8 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, data):
 
     train, _, base = data
     _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=4))
-    with pytest.raises(_Interrupted):
-        _trainer(base, 12).train(_InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=4, stop_after=6))
+    with pytest.raises(Interrupted):
+        _trainer(base, 12).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="cross-encoder", checkpoint_every=4, stop_after=6))
     assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["step"] == 4
     result = _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                   checkpoint_every=4, resume=True))

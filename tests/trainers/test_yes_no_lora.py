@@ -5,12 +5,12 @@ same adapter."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tiny_causal_lm as tiny
+from interrupted_training import Interrupted, InterruptedJob
 
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
@@ -26,37 +26,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def base(tmp_path_factory):
     tok = load_tokenizer(OFFLINE_SMOLLM2)
     return tiny.save_tiny_lm(tmp_path_factory.mktemp("tiny") / "llama", tiny.build_tiny_lm("llama", len(tok), seed=5), tok)
-
-
-class _Interrupted(Exception):
-    pass
-
-
-class _Bar:
-    def __init__(self, stop_after: int | None) -> None:
-        self.updates, self.stop_after = 0, stop_after
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n: int) -> None:
-        self.updates += n
-        if self.stop_after is not None and self.updates >= self.stop_after:
-            raise _Interrupted
-
-    def set_postfix(self, *args, **kwargs) -> None:
-        pass
-
-
-@dataclass
-class _InterruptedJob(TrainingJob):
-    stop_after: int | None = None
-
-    def progress_bar(self, total, desc, initial=0):
-        return _Bar(self.stop_after if desc == "yes-no-lora" else None)
 
 
 def _trainer(base: str, steps: int, **extra):
@@ -105,8 +74,8 @@ def test_an_interrupted_run_resumes_to_the_same_adapter(base, tmp_path):
 
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=2))
     _trainer(base, 6).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=2))
-    with pytest.raises(_Interrupted):
-        _trainer(base, 6).train(_InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=2, stop_after=3))
+    with pytest.raises(Interrupted):
+        _trainer(base, 6).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="yes-no-lora", checkpoint_every=2, stop_after=3))
     assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["step"] == 2
     result = _trainer(base, 6).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                  checkpoint_every=2, resume=True))

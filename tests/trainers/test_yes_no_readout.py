@@ -5,12 +5,12 @@ readout scores like the trainer, and an interrupted run resumes to the same read
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tiny_causal_lm as tiny
+from interrupted_training import Interrupted, InterruptedJob
 
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
@@ -64,37 +64,6 @@ def test_fit_readout_separates_separable_data():
     assert np.mean(((x @ weight + bias) > 0) == labels) == history[-1]["train_accuracy"]
 
 
-class _Interrupted(Exception):
-    pass
-
-
-class _Bar:
-    def __init__(self, stop_after: int | None) -> None:
-        self.updates, self.stop_after = 0, stop_after
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n: int) -> None:
-        self.updates += n
-        if self.stop_after is not None and self.updates >= self.stop_after:
-            raise _Interrupted
-
-    def set_postfix(self, *args, **kwargs) -> None:
-        pass
-
-
-@dataclass
-class _InterruptedJob(TrainingJob):
-    stop_after: int | None = None
-
-    def progress_bar(self, total, desc, initial=0):
-        return _Bar(self.stop_after if desc == "features" else None)
-
-
 def _trainer(base: str):
     return get_registry().create("trainer", "yes-no-readout", {"base_model": base, "device": "cpu", "batch_size": 4,
                                                                "steps": 40, "l2": 1e-3, "overflow": "head-tail", "max_length": 256})
@@ -119,8 +88,8 @@ def test_training_fits_and_the_saved_readout_scores_like_the_trainer(base, tmp_p
 def test_an_interrupted_run_resumes_to_the_same_readout(base, tmp_path):
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=3))
     _trainer(base).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=2))
-    with pytest.raises(_Interrupted):
-        _trainer(base).train(_InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=2, stop_after=3))
+    with pytest.raises(Interrupted):
+        _trainer(base).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="features", checkpoint_every=2, stop_after=3))
     assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["records"] > 0
     from safetensors.numpy import load_file
 
