@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ragsift.cli import main
 from ragsift.models import OFFLINE_SMOLLM2
@@ -45,3 +46,29 @@ def test_config_validate_names_a_missing_or_broken_readout_and_a_missing_adapter
     good = _config(tmp_path, "good", adapter="", readout=str(tmp_path / "good.safetensors"))
     code, out, err = _validate(capsys, good)
     assert code == 0 and out.count(": OK") == 1, err
+def test_the_shipped_config_validates_with_its_readout(capsys):
+    assert READOUT.is_file() and READOUT.stat().st_size < 20_000
+    code, out, err = _validate(capsys, CONFIG)
+    assert code == 0 and ": OK" in out, err
+
+
+@pytest.mark.slow
+def test_the_shipped_readout_scores_in_unit_range_and_keeps_evidence():
+    """exit-trained on one development question of data/training/ cut to its two supporting
+    documents (SmolLM2 on CPU: about ten sentences)."""
+    from dataclasses import replace
+
+    from ragsift.config import load_config
+    from ragsift.datasets import load_examples
+
+    compressors = load_config(CONFIG).build_compressors()
+    trained = compressors["exit-trained"]
+    scorer = trained.stages["scorer"]
+    assert scorer.params.readout == "models/exit-trained/readout.safetensors"
+    example = next(iter(load_examples(REPO / "data" / "training" / "hotpotqa-dev-pool.json", limit=1)))
+    supporting = sorted({span.doc_index for span in example.evidence})
+    example = replace(example, documents=tuple(example.documents[i] for i in supporting), evidence=None)
+    result = trained.compress(example)
+    scores = np.array(result.scores)
+    assert len(scores) >= 4 and np.all((scores >= 0) & (scores <= 1))
+    assert result.kept, "exit-trained kept nothing"

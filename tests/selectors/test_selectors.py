@@ -27,6 +27,17 @@ def test_threshold_may_keep_nothing():
     assert select("threshold", [0.1, 0.2, 0.3, 0.4, 0.0]) == []
 
 
+def test_threshold_min_keep_keeps_the_best_below_the_threshold_and_no_more():
+    assert select("threshold", [0.1, 0.3, 0.3, 0.4, 0.0], min_keep=1) == [3]
+    assert select("threshold", [0.1, 0.3, 0.3, 0.2, 0.0], min_keep=2) == [1, 2]  # ties: the earlier first
+    assert select("threshold", [0.5, 0.49, 0.9, 0.6, 0.1], min_keep=1) == [2, 3, 0]  # enough above it already
+    make = get_registry().create
+    assert make("selector", "threshold", {"threshold": 0.3}).config() == {"threshold": 0.3}  # unchanged configs
+    assert make("selector", "threshold", {"threshold": 0.3, "min_keep": 1}).config() == {"threshold": 0.3, "min_keep": 1}
+    with pytest.raises(ConfigError, match="min_keep"):
+        make("selector", "threshold", {"min_keep": -1})
+
+
 def test_threshold_rejects_non_finite_with_readable_message():
     with pytest.raises(ConfigError) as info:
         get_registry().create("selector", "threshold", {"threshold": float("nan")})
