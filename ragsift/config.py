@@ -5,6 +5,11 @@ optional ``[dataset]``, ``[reader]`` and ``[evaluation]`` table. A plugin table 
 the plugin's params; a stage table under a named compressor overrides that stage's params, or
 swaps the plugin when it names another (``[compressor.selector]`` ``name = "top-k"``). Plugins
 are built by the registry (:func:`ragsift.registry.build_plugin`).
+
+``include = ["reader-qwen1.5b.toml"]`` (top level; paths relative to the including file) reads
+other config files first, in order, and merges this file over them: tables merge key by key,
+any other value replaces, and a plugin table that names another plugin (``name`` differs)
+replaces the included table whole. Included files may include others; a cycle is an error.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from ragsift.compressors.base import Compressor
 from ragsift.datasets import DataSource, resolve_data
@@ -22,7 +27,7 @@ from ragsift.plugin import format_validation_error
 from ragsift.readers.base import Reader
 from ragsift.registry import build_plugin
 
-__all__ = ["RunConfig", "load_config", "find_config", "config_dirs"]
+__all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables"]
 
 PluginSpec = dict[str, Any]
 
@@ -39,6 +44,12 @@ class RunConfig(BaseModel):
     reader: PluginSpec | None = None
     evaluation: dict[str, Any] = {}
     source: str = ""
+    _included: list[Path] = PrivateAttr(default_factory=list)
+
+    @property
+    def included_files(self) -> list[Path]:
+        """The files ``include`` read (recursively, in reading order), without this one."""
+        return list(self._included)
 
     def compressor_specs(self) -> dict[str, PluginSpec]:
         """Label -> compressor spec. A single ``[compressor]`` is labelled by its name."""
@@ -115,15 +126,63 @@ def find_config(name_or_path: str | Path) -> Path:
     raise ConfigError(f"No config '{name_or_path}': not a file, and not a name in configs/ ({', '.join(names) or 'none'}).")
 
 
-def load_config(name_or_path: str | Path) -> RunConfig:
-    """Read and check the structure of a config file (plugins are checked by ``validate_all``)."""
-    path = find_config(name_or_path)
+def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged over ``base``: tables key by key (recursively), any other value replaced;
+    a table naming another plugin than ``base``'s (``name`` differs) replaces it whole."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, dict) and old.get("name", value.get("name")) == value.get("name", old.get("name")):
+            out[key] = merge_tables(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
-            raw = tomllib.load(fh)
+            return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}.") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}.") from None
+
+
+def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[Path]) -> dict[str, Any]:
+    """The table of ``path`` merged over its includes'; ``chain``: the files including it (cycle
+    check); ``read``: every included file, appended in reading order."""
+    here = path.resolve()
+    raw = _read_toml(path)
+    includes = raw.pop("include", [])
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) and i.strip() for i in includes):
+        raise ConfigError(f"{path}: include must be a file name or a list of file names (relative to this file); "
+                          f"got {includes!r}.")
+    merged: dict[str, Any] = {}
+    for name in includes:
+        target = (here.parent / Path(name).expanduser()).resolve()
+        if target in chain or target == here:
+            cycle = " -> ".join(str(p) for p in (*chain, here, target))
+            raise ConfigError(f"{path}: include '{name}' makes a cycle: {cycle}.")
+        if not target.is_file():
+            raise ConfigError(f"{path}: include '{name}': no such file ({target}; include paths are relative to "
+                              "the including file).")
+        read.append(target)
+        merged = merge_tables(merged, _read_with_includes(target, (*chain, here), read))
+    return merge_tables(merged, raw)
+
+
+def load_config(name_or_path: str | Path) -> RunConfig:
+    """Read and check the structure of a config file, with the files it includes (plugins are
+    checked by ``validate_all``)."""
+    path = find_config(name_or_path)
+    included: list[Path] = []
+    raw = _read_with_includes(path, (), included)
     try:
-        return RunConfig(**raw, source=str(path))
+        config = RunConfig(**raw, source=str(path))
     except ValidationError as exc:
         raise ConfigError(format_validation_error(str(path), exc, sorted(RunConfig.model_fields))) from None
+    config._included = included
+    return config

@@ -108,6 +108,12 @@ def _check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path)
         (old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs", None),
         (old.get("run", {}).get("shard"), new["run"]["shard"], "--shard differs", None),
     ]
+    included_before = {i["path"]: i["sha256"] for i in old.get("config", {}).get("includes", [])}
+    for item in new["config"]["includes"]:
+        checks.append((included_before.pop(item["path"], None), item["sha256"], "a file the config includes changed",
+                       item["path"]))
+    checks.extend((sha, None, "the config no longer includes a file it included", path)
+                  for path, sha in included_before.items())
     for before, now_, why, path in checks:
         if before != now_:
             shown = f"{path}: sha256 {_short(before)} -> {_short(now_)}" if path else f"run: {before!r}, now: {now_!r}"
@@ -165,6 +171,8 @@ def _base_manifest(opts: RunOptions, config: RunConfig, config_bytes: bytes, dat
         "command_line": mf.command_line(opts.argv),
         "config": {"path": str(config.source), "sha256": mf.sha256_bytes(config_bytes),
                    "text": config_bytes.decode("utf-8", errors="replace"),
+                   "includes": [{"path": str(p), "sha256": mf.sha256_file(p), "text": p.read_text(encoding="utf-8", errors="replace")}
+                                for p in config.included_files],
                    "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in compressors.items()}},
         "input": {"path": str(data), "sha256": mf.sha256_file(data), "format": fmt, "examples": n},
         "run": {"limit": limit, "no_reader": opts.no_reader, "evaluation": settings.model_dump(mode="json"),

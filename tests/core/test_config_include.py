@@ -1,0 +1,107 @@
+"""``include``: a config reads other config files first and merges itself over them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragsift.config import load_config, merge_tables
+from ragsift.errors import ConfigError
+
+READER = '''
+description = "reader config"
+
+[compressors.none]
+name = "none"
+
+[reader]
+name = "transformers"
+max_new_tokens = 32
+stop = ["\\n"]
+
+[evaluation]
+limit = 30
+seed = 3
+'''
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_included_tables_are_merged_under_the_including_file(tmp_path, monkeypatch):
+    write(tmp_path / "configs", "reader.toml", READER)
+    main = write(tmp_path / "configs", "main.toml", '''
+description = "main"
+include = ["reader.toml"]
+
+[compressors.bm25]
+name = "bm25"
+
+[reader]
+max_new_tokens = 8
+
+[evaluation]
+limit = 5
+''')
+    monkeypatch.chdir(tmp_path)  # include paths are relative to the including file, not to the cwd
+    config = load_config(main)
+    assert config.description == "main"
+    assert list(config.compressor_specs()) == ["none", "bm25"]
+    assert config.reader == {"name": "transformers", "max_new_tokens": 8, "stop": ["\n"]}
+    assert config.evaluation == {"limit": 5, "seed": 3}
+    assert config.included_files == [(tmp_path / "configs" / "reader.toml").resolve()]
+    config.validate_all()
+    assert config.build_reader().config()["max_new_tokens"] == 8
+
+
+def test_a_table_naming_another_plugin_replaces_the_included_one(tmp_path):
+    write(tmp_path, "reader.toml", READER)
+    main = write(tmp_path, "main.toml", 'include = "reader.toml"\n[reader]\nname = "openai"\nmodel = "m"\n')
+    assert load_config(main).reader == {"name": "openai", "model": "m"}  # no transformers params carried over
+    assert merge_tables({"a": {"name": "x", "k": 1}}, {"a": {"k": 2}}) == {"a": {"name": "x", "k": 2}}
+
+
+def test_nested_and_repeated_includes(tmp_path):
+    write(tmp_path, "base.toml", '[evaluation]\nseed = 1\nwarmup = 0\n')
+    write(tmp_path / "sub", "reader.toml", 'include = ["../base.toml"]\n' + READER.replace("seed = 3\n", ""))
+    write(tmp_path, "other.toml", 'include = ["base.toml"]\n[evaluation]\nwarmup = 2\n')
+    main = write(tmp_path, "main.toml", 'include = ["sub/reader.toml", "other.toml"]\n')
+    config = load_config(main)  # base.toml twice, along two paths: not a cycle
+    assert config.evaluation == {"seed": 1, "warmup": 2, "limit": 30}  # later includes win over earlier ones
+    assert [p.name for p in config.included_files] == ["reader.toml", "base.toml", "other.toml", "base.toml"]
+
+
+def test_a_missing_included_file_is_a_clear_error(tmp_path):
+    main = write(tmp_path, "main.toml", 'include = ["readr.toml"]\n[compressors.none]\nname = "none"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(main)
+    message = str(info.value)
+    assert message.startswith(f"{main}: include 'readr.toml': no such file")
+    assert str(tmp_path / "readr.toml") in message and "relative to the including file" in message
+
+
+def test_include_cycles_are_refused(tmp_path):
+    write(tmp_path, "a.toml", 'include = ["b.toml"]\n')
+    write(tmp_path, "b.toml", 'include = ["a.toml"]\n')
+    with pytest.raises(ConfigError, match=r"include 'a\.toml' makes a cycle: .*a\.toml -> .*b\.toml -> .*a\.toml"):
+        load_config(tmp_path / "a.toml")
+    write(tmp_path, "self.toml", 'include = "self.toml"\n')
+    with pytest.raises(ConfigError, match="makes a cycle"):
+        load_config(tmp_path / "self.toml")
+
+
+@pytest.mark.parametrize("value", ["3", "[1]", '[""]', "{a = 1}"])
+def test_include_must_name_files(tmp_path, value):
+    with pytest.raises(ConfigError, match="include must be a file name or a list of file names"):
+        load_config(write(tmp_path, "main.toml", f"include = {value}\n"))
+
+
+def test_bad_toml_in_an_included_file_names_that_file(tmp_path):
+    bad = write(tmp_path, "bad.toml", "[reader\n")
+    with pytest.raises(ConfigError, match=rf"^{bad.resolve()}: not valid TOML"):
+        load_config(write(tmp_path, "main.toml", 'include = ["bad.toml"]\n'))

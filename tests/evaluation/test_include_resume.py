@@ -1,0 +1,36 @@
+"""A run records the files its config includes, and --resume refuses when one of them changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragsift.errors import ConfigError
+from ragsift.evaluation.runner import RunOptions, run_evaluation
+
+HOTPOT = Path(__file__).parents[1] / "data" / "hotpotqa-train-sf100.json"
+
+
+def _run(config: Path, out: Path, resume: bool = False) -> dict:
+    return run_evaluation(RunOptions(config=config, out=out, limit=2, resume=resume, no_reader=True,
+                                     progress=False, echo=lambda _: None))
+
+
+def test_resume_refuses_a_changed_included_file(tmp_path):
+    base = tmp_path / "base.toml"
+    base.write_text(f'[dataset]\nname = "hotpotqa"\npath = "{HOTPOT}"\n[evaluation]\nwarmup = 0\n'
+                    'metrics = ["evidence", "empty"]\n')
+    config = tmp_path / "run.toml"
+    config.write_text('include = ["base.toml"]\n[compressors.bm25]\nname = "bm25"\n')
+    out = tmp_path / "run"
+    _run(config, out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    (included,) = manifest["config"]["includes"]
+    assert included["path"] == str(base.resolve()) and included["text"] == base.read_text()
+    assert len(included["sha256"]) == 64
+    _run(config, out, resume=True)  # unchanged: resumes (nothing left to do)
+    base.write_text(base.read_text().replace("warmup = 0", "warmup = 1"))
+    with pytest.raises(ConfigError, match=r"cannot resume: a file the config includes changed \(.*base\.toml: sha256 "):
+        _run(config, out, resume=True)
