@@ -1,0 +1,68 @@
+"""benchmarks/main_job.py: the main job's BENCHMARKS.md section from a run directory, also from a
+run that has not finished (only the questions every compressor has are summarised)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+from report_runs import reader_run
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def main_job(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    return importlib.import_module("main_job")
+
+
+def _rows(section: str) -> dict[str, list[str]]:
+    return {cells[0]: cells[1:] for line in section.splitlines() if line.startswith("| ") and "---" not in line
+            for cells in [[c.strip() for c in line.strip("|").split("|")]]}
+
+
+@pytest.mark.slow
+def test_section_summarises_the_questions_every_compressor_finished(tmp_path, main_job):
+    run_dir, _ = reader_run(tmp_path, limit=4)
+    bm25 = run_dir / "predictions" / "bm25.jsonl"
+    bm25.write_text("".join(bm25.read_text().splitlines(keepends=True)[:3]))  # as if stopped after 3 questions
+    monitor = tmp_path / "monitor.log"
+    monitor.write_text("\n".join([
+        "100 1.0 1.0 1.0 pid=7 cpu=10",                       # loading: goes to the compressor that finishes next
+        "120 1.0 1.0 1.0 pid=7 cpu=30 none=2",                # none: 30 CPU s for 2 questions
+        "140 1.0 1.0 1.0 pid=7 cpu=50 none=3",                # none: 20 s for 1 question
+        "160 1.0 1.0 1.0 pid=7 cpu=62 none=4 oracle=2",       # 12 s for 1 none + 2 oracle: 4 s each
+        "170 1.0 1.0 1.0 pid=7 cpu=66 none=4 oracle=4",       # oracle: 4 s for 2 questions
+        "180 1.0 1.0 1.0 pid= cpu=NA none=4 oracle=4",        # between processes
+        "190 1.0 1.0 1.0 pid=9 cpu=6 none=4 oracle=4 bm25=3",  # a new process: its own CPU counter
+    ]) + "\n")
+    out = tmp_path / "BENCHMARKS.md"
+    out.write_text("# Benchmarks\n\n## Other\n\nkept\n")
+    report = tmp_path / "finished"
+    assert main_job.main([str(run_dir), "--monitor", str(monitor), "--note", "test box", "--write", str(out),
+                          "--report", str(report)]) == 0
+    text = out.read_text()
+    assert "## Other\n\nkept" in text
+    section = text[text.index(main_job.SECTION):]
+    assert "the first 3 of the evaluation file" in section and "bm25 3" in section and "none 4" in section
+    assert "Machine: test box" in section
+    rows = _rows(section[: section.index("Paired against")])
+    tests = _rows(section[section.index("Paired against"):])
+    assert set(rows) >= {"none", "oracle", "bm25"}
+    none = [json.loads(line) for line in (run_dir / "predictions" / "none.jsonl").read_text().splitlines()][:3]
+    assert rows["none"][0].startswith(f"{100 * statistics.fmean(r['metrics']['em'] for r in none):.1f} [")
+    assert rows["none"][2] == f"{statistics.fmean(r['reader']['prompt_tokens'] for r in none):.0f}"
+    assert [rows[label][-1] for label in ("none", "oracle", "bm25")] == ["13.5", "3.0", "2.0"]  # CPU s / question
+    total = statistics.fmean(r["timings"]["compress"] + r["timings"]["read"] for r in none)
+    assert rows["none"][8] == f"{total:.2f}"
+    assert "none" not in tests and set(tests) >= {"oracle", "bm25"}
+    assert all(cell.count("[") == 1 and "Holm" in cell for cell in tests["oracle"])
+    # the report of the 3 finished questions: ragsift's own report.html and plots
+    summary = json.loads((report / "summary.json").read_text())
+    assert {c["n"] for c in summary["compressors"].values()} == {3}
+    assert (report / "report.html").stat().st_size > 1000
+    assert (report / "plots" / "tradeoff_latency.png").stat().st_size > 1000
