@@ -122,30 +122,44 @@ def _mean(values: list[float]) -> str:
     return f"{statistics.fmean(values):.0f}" if values else "-"
 
 
-def section(run_dir: Path, note: str, monitor: Path | None, report: Path | None = None) -> str:
+def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path | None = None) -> str:
+    """The section for the runs ``run_dirs`` (of one config, or of configs with the same tables:
+    a compressor's records come from the run that has the most of them)."""
     from ragsift.evaluation.report import build_summary, format_p
     from ragsift.evaluation.settings import EvaluationSettings
 
-    manifest = json.loads((run_dir / "manifest.json").read_text())
+    if monitors and len(monitors) != len(run_dirs):
+        raise SystemExit("give one --monitor per run directory, in the same order, or none")
+    manifests = [json.loads((d / "manifest.json").read_text()) for d in run_dirs]
+    manifest = manifests[0]
     settings = EvaluationSettings.model_validate(manifest["run"]["evaluation"])
-    records = load_records(run_dir)
-    order = list(manifest["config"]["compressors"])
+    records: dict[str, list[dict[str, Any]]] = {}
+    source: dict[str, int] = {}
+    for i, run_dir in enumerate(run_dirs):
+        for label, recs in load_records(run_dir).items():
+            if len(recs) > len(records.get(label, [])):
+                records[label], source[label] = recs, i
+    order = list(dict.fromkeys(label for m in manifests for label in m["config"]["compressors"]))
     common = common_records(records, order)
     k = len(next(iter(common.values())))
-    baseline = settings.check_labels(list(common), str(run_dir / "manifest.json"))
+    baseline = settings.check_labels(list(common), str(run_dirs[0] / "manifest.json"))
     summary = build_summary(common, _outputs(), baseline=baseline, samples=settings.bootstrap_samples,
                             confidence=settings.confidence, seed=settings.seed)
-    files = {path.stem: json.loads(path.read_text().splitlines()[0])["compressor"]
-             for path in (run_dir / "predictions").glob("*.jsonl") if path.read_text().strip()}
-    cpu = cpu_per_question(monitor, files) if monitor else {}
+    cpu: dict[str, float] = {}
+    for i, monitor in enumerate(monitors):  # one per run directory (checked above)
+        files = {path.stem: json.loads(path.read_text().splitlines()[0])["compressor"]
+                 for path in (run_dirs[i] / "predictions").glob("*.jsonl") if path.read_text().strip()}
+        cpu.update({label: v for label, v in cpu_per_question(monitor, files).items() if source.get(label) == i})
     if report is not None:
-        write_partial_report(run_dir, report, summary, common)
+        write_partial_report(run_dirs[0], report, summary, common)
     reader = manifest.get("reader") or {}
     finished = ", ".join(f"{label} {len(records.get(label, []))}" for label in order)
+    runs = "; ".join(
+        f"`{m['command_line']}` in {d} (started {m['created_at']}, status `{m['status']}`, ragsift "
+        f"{m['ragsift_version']}, git {str((m.get('git') or {}).get('commit', '?'))[:10]})"
+        for d, m in zip(run_dirs, manifests, strict=True))
     lines = [
-        f"Command: `{manifest['command_line']}`  ",
-        f"Run: {run_dir} (started {manifest['created_at']}, status `{manifest['status']}`; ragsift "
-        f"{manifest['ragsift_version']}, git {str((manifest.get('git') or {}).get('commit', '?'))[:10]}).  ",
+        f"Run{'s' if len(run_dirs) > 1 else ''}: {runs}.  ",
         f"Reader: `{reader.get('name')}` `{reader.get('model')}` (greedy, {reader.get('max_new_tokens')} new tokens, "
         f"{reader.get('n_threads')} threads), the same for every compressor and every question.  ",
         f"Questions: the first {k} of the evaluation file that every compressor has finished "
@@ -187,15 +201,17 @@ def section(run_dir: Path, note: str, monitor: Path | None, report: Path | None 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--monitor", type=Path, help="benchmarks/monitor_run.sh's log of this run")
+    parser.add_argument("run_dirs", type=Path, nargs="+", help="run directories (a compressor's records come from "
+                        "the one that has the most)")
+    parser.add_argument("--monitor", type=Path, action="append", default=[],
+                        help="benchmarks/monitor_run.sh's log of each run, in the same order")
     parser.add_argument("--note", default="not recorded", help="the machine and its load during the run")
     parser.add_argument("--report", type=Path, help="also write report.html and plots of the summarised questions "
                         "into this new folder (for a run that has not finished)")
     parser.add_argument("--text", type=Path, help="Markdown appended to the section (the reading of the figures)")
     parser.add_argument("--write", type=Path, help="replace this script's section of a BENCHMARKS.md")
     args = parser.parse_args(argv)
-    body = section(args.run_dir, args.note, args.monitor, args.report)
+    body = section(args.run_dirs, args.note, args.monitor, args.report)
     if args.text:
         body += "\n\n" + args.text.read_text(encoding="utf-8").strip()
     if args.write:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import statistics
 from pathlib import Path
 
@@ -29,6 +30,8 @@ def _rows(section: str) -> dict[str, list[str]]:
 def test_section_summarises_the_questions_every_compressor_finished(tmp_path, main_job):
     run_dir, _ = reader_run(tmp_path, limit=4)
     bm25 = run_dir / "predictions" / "bm25.jsonl"
+    full_bm25 = tmp_path / "bm25-all.jsonl"
+    shutil.copy(bm25, full_bm25)
     bm25.write_text("".join(bm25.read_text().splitlines(keepends=True)[:3]))  # as if stopped after 3 questions
     monitor = tmp_path / "monitor.log"
     monitor.write_text("\n".join([
@@ -66,3 +69,14 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
     assert {c["n"] for c in summary["compressors"].values()} == {3}
     assert (report / "report.html").stat().st_size > 1000
     assert (report / "plots" / "tradeoff_latency.png").stat().st_size > 1000
+
+    # a second run with all 4 bm25 questions (e.g. the slow compressors run beside): its records win
+    second = tmp_path / "second"
+    (second / "predictions").mkdir(parents=True)
+    shutil.copy(run_dir / "manifest.json", second / "manifest.json")
+    shutil.copy(full_bm25, second / "predictions" / "bm25.jsonl")
+    out.write_text("# Benchmarks\n")
+    assert main_job.main([str(run_dir), str(second), "--write", str(out)]) == 0
+    merged = out.read_text()
+    assert "the first 4 of the evaluation file" in merged and "bm25 4" in merged and "Runs: " in merged
+    assert "CPU s" not in merged  # no monitor given
