@@ -56,6 +56,8 @@ def _read_shard(run_dir: Path) -> dict[str, Any]:
 #: what every shard must share: (what, how to read it from a manifest)
 _SAME: tuple[tuple[str, Callable[[Mapping[str, Any]], Any]], ...] = (
     ("the config file (sha256)", lambda m: m.get("config", {}).get("sha256")),
+    ("the files the config includes (sha256)",
+     lambda m: [(i["path"], i["sha256"]) for i in m.get("config", {}).get("includes", [])]),
     ("the input file (sha256)", lambda m: m.get("input", {}).get("sha256")),
     ("the input format", lambda m: m.get("input", {}).get("format")),
     ("the limit", lambda m: m.get("run", {}).get("limit")),
@@ -98,6 +100,15 @@ def _config_file(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> Path:
     run_dir, manifest = shards[0]
     copy = run_dir / "config.toml"
     want = manifest.get("config", {}).get("sha256")
+    includes = manifest.get("config", {}).get("includes") or []
+    if includes:  # the copy's include paths are relative to the original file: read that one
+        original = Path(manifest["config"]["path"])
+        changed = [str(p) for p, sha in [(original, want), *((Path(i["path"]), i["sha256"]) for i in includes)]
+                   if not p.is_file() or mf.sha256_file(p) != sha]
+        if changed:
+            raise ConfigError(f"cannot merge: the config the shards ran includes other files, and {', '.join(changed)} "
+                              "is missing or changed since the shards ran (sha256 in their manifest).")
+        return original
     if not copy.is_file() or mf.sha256_file(copy) != want:
         raise ConfigError(f"{copy}: missing or changed since the shard ran (the manifest records sha256 {_short(want)}).")
     return copy

@@ -34,3 +34,25 @@ def test_resume_refuses_a_changed_included_file(tmp_path):
     base.write_text(base.read_text().replace("warmup = 0", "warmup = 1"))
     with pytest.raises(ConfigError, match=r"cannot resume: a file the config includes changed \(.*base\.toml: sha256 "):
         _run(config, out, resume=True)
+
+
+@pytest.mark.slow
+def test_shards_of_a_config_with_includes_merge(tmp_path, capsys):
+    from ragsift.cli import main
+
+    base = tmp_path / "configs" / "base.toml"
+    base.parent.mkdir()
+    base.write_text('[evaluation]\nwarmup = 0\nbootstrap_samples = 100\nmetrics = ["evidence", "empty"]\n')
+    config = tmp_path / "configs" / "run.toml"
+    config.write_text('include = ["base.toml"]\n[compressors.bm25]\nname = "bm25"\n')
+    shards = [tmp_path / f"shard{i}" for i in range(2)]
+    for i, out in enumerate(shards):
+        assert main(["evaluate", "-c", str(config), "--no-reader", "-q", "--limit", "4", "--shard", f"{i}/2",
+                     "--out", str(out)]) == 0
+    assert main(["merge", *map(str, shards), "--out", str(tmp_path / "merged")]) == 0
+    assert json.loads((tmp_path / "merged" / "summary.json").read_text())["compressors"]["bm25"]["n"] == 4
+    base.write_text(base.read_text() + "seed = 1\n")
+    assert main(["merge", *map(str, shards), "--out", str(tmp_path / "merged2")]) == 2
+    error = capsys.readouterr().err
+    assert "cannot merge: the config the shards ran includes other files, and " in error
+    assert f"{base} is missing or changed" in error
