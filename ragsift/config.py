@@ -10,6 +10,9 @@ are built by the registry (:func:`ragsift.registry.build_plugin`).
 other config files first, in order, and merges this file over them: tables merge key by key,
 any other value replaces, and a plugin table that names another plugin (``name`` differs)
 replaces the included table whole. Included files may include others; a cycle is an error.
+A compressor table may include one compressor of another config: ``[compressors.exit-trained]``
+``include = "exit-trained.toml"`` takes that file's ``[compressors.exit-trained]`` (or its only
+compressor) and merges the table's other keys over it.
 """
 
 from __future__ import annotations
@@ -171,7 +174,46 @@ def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[Path]) -
                               "the including file).")
         read.append(target)
         merged = merge_tables(merged, _read_with_includes(target, (*chain, here), read))
-    return merge_tables(merged, raw)
+    merged = merge_tables(merged, raw)
+    if isinstance(merged.get("compressor"), dict):
+        merged["compressor"] = _compressor_include(path, here, None, merged["compressor"], chain, read)
+    if isinstance(merged.get("compressors"), dict):
+        merged["compressors"] = {label: _compressor_include(path, here, label, spec, chain, read)
+                                 if isinstance(spec, dict) else spec for label, spec in merged["compressors"].items()}
+    return merged
+
+
+def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[str, Any],
+                        chain: tuple[Path, ...], read: list[Path]) -> dict[str, Any]:
+    """A compressor table with ``include = "FILE"``: FILE's compressor of the same label (its
+    ``[compressors.LABEL]``, else its one compressor), with this table's other keys merged over it."""
+    if "include" not in spec:
+        return spec
+    spec = dict(spec)
+    name = spec.pop("include")
+    where = f"[compressors.{label}]" if label is not None else "[compressor]"
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{path} {where}: include must be one config file name (relative to this file); got {name!r}.")
+    target = (here.parent / Path(name).expanduser()).resolve()
+    if target in chain or target == here:
+        raise ConfigError(f"{path} {where}: include '{name}' makes a cycle: "
+                          + " -> ".join(str(p) for p in (*chain, here, target)) + ".")
+    if not target.is_file():
+        raise ConfigError(f"{path} {where}: include '{name}': no such file ({target}; include paths are relative to "
+                          "the including file).")
+    read.append(target)
+    other = _read_with_includes(target, (*chain, here), read)
+    tables = other.get("compressors") or {}
+    if label is not None and label in tables:
+        found = tables[label]
+    elif other.get("compressor") is not None and not tables:
+        found = other["compressor"]
+    elif len(tables) == 1 and other.get("compressor") is None:
+        found = next(iter(tables.values()))
+    else:
+        raise ConfigError(f"{path} {where}: include '{name}': {target} has no [compressors.{label}] table and not "
+                          f"exactly one compressor (it has: {', '.join(tables) or 'none'}).")
+    return merge_tables(found, spec)
 
 
 def load_config(name_or_path: str | Path) -> RunConfig:

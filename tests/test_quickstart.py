@@ -37,7 +37,14 @@ def test_the_quickstart_config_validates_and_builds_every_compressor():
     assert reader is not None and reader.registered_name == "llama-cpp"
     assert reader.config() == load_config(ROOT / "configs" / "reader-qwen1.5b.toml").build_reader().config()
     assert reader.config()["model"] == "split:qwen2.5-coder-1.5b-instruct"
-    assert config.included_files == [(ROOT / "configs" / "reader-qwen1.5b.toml").resolve()]
+    # the reader and the EXIT, ECoRAG and fusion compressors come from their own configs (include)
+    assert {p.name for p in config.included_files} == {
+        "reader-qwen1.5b.toml", "fusion-trained.toml", "exit-offline.toml", "ecorag-offline.toml"}
+    for label, name in (("exit-offline", "exit-offline"), ("ecorag-offline", "ecorag-offline")):
+        (own,) = load_config(ROOT / "configs" / f"{name}.toml").build_compressors().values()
+        assert built[label].config() == own.config()
+    assert built["fusion-trained"].config() == \
+        load_config(ROOT / "configs" / "fusion-trained.toml").build_compressors()["fusion-trained"].config()
 
 
 def _dry_run(tmp_path: Path, *args: str) -> list[str]:

@@ -105,3 +105,39 @@ def test_bad_toml_in_an_included_file_names_that_file(tmp_path):
     bad = write(tmp_path, "bad.toml", "[reader\n")
     with pytest.raises(ConfigError, match=rf"^{bad.resolve()}: not valid TOML"):
         load_config(write(tmp_path, "main.toml", 'include = ["bad.toml"]\n'))
+
+
+def test_a_compressor_table_includes_one_compressor_of_another_config(tmp_path):
+    write(tmp_path, "single.toml", '[compressor]\nname = "bm25"\n[compressor.selector]\nname = "top-k"\nk = 3\n')
+    write(tmp_path, "multi.toml", '[compressors.a]\nname = "random"\n[compressors.b]\nname = "bm25"\n'
+                                  '[compressors.b.selector]\nk = 4\n')
+    main = write(tmp_path, "main.toml", '''
+[compressors.one]
+include = "single.toml"
+
+[compressors.one.selector]
+k = 2
+
+[compressors.b]
+include = "multi.toml"
+''')
+    config = load_config(main)
+    assert config.compressor_specs() == {
+        "one": {"name": "bm25", "selector": {"name": "top-k", "k": 2}},  # its own keys win
+        "b": {"name": "bm25", "selector": {"k": 4}},                       # the same label in a file of several
+    }
+    assert [p.name for p in config.included_files] == ["single.toml", "multi.toml"]
+    assert [c.config()["selector"]["k"] for c in config.build_compressors().values()] == [2, 4]
+
+
+def test_a_compressor_include_names_what_is_missing(tmp_path):
+    write(tmp_path, "multi.toml", '[compressors.a]\nname = "random"\n[compressors.b]\nname = "bm25"\n')
+    main = write(tmp_path, "main.toml", '[compressors.c]\ninclude = "multi.toml"\n')
+    with pytest.raises(ConfigError, match=r"\[compressors\.c\]: include 'multi\.toml': .* has no \[compressors\.c\] "
+                                          r"table and not exactly one compressor \(it has: a, b\)"):
+        load_config(main)
+    with pytest.raises(ConfigError, match=r"\[compressors\.c\]: include 'gone\.toml': no such file"):
+        load_config(write(tmp_path, "main.toml", '[compressors.c]\ninclude = "gone.toml"\n'))
+    write(tmp_path, "loop.toml", '[compressors.c]\ninclude = "main.toml"\n')
+    with pytest.raises(ConfigError, match="makes a cycle"):
+        load_config(write(tmp_path, "main.toml", '[compressors.c]\ninclude = "loop.toml"\n'))
