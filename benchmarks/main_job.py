@@ -42,11 +42,13 @@ def load_records(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     return records
 
 
-def common_records(records: dict[str, list[dict[str, Any]]], order: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """The records of the example ids that every compressor with records has, labels in ``order``."""
-    started = [label for label in order if records.get(label)]
+def common_records(records: dict[str, list[dict[str, Any]]], order: list[str],
+                   at_least: int = 1) -> dict[str, list[dict[str, Any]]]:
+    """The records of the example ids that every compressor with at least ``at_least`` records
+    has, labels in ``order``."""
+    started = [label for label in order if len(records.get(label, [])) >= max(at_least, 1)]
     if not started:
-        raise SystemExit("no compressor has finished a question yet")
+        raise SystemExit(f"no compressor has finished {max(at_least, 1)} question(s) yet")
     shared = set.intersection(*(set(r["id"] for r in records[label]) for label in started))
     return {label: [r for r in records[label] if r["id"] in shared] for label in started}
 
@@ -122,7 +124,8 @@ def _mean(values: list[float]) -> str:
     return f"{statistics.fmean(values):.0f}" if values else "-"
 
 
-def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path | None = None) -> str:
+def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path | None = None,
+            at_least: int = 1) -> str:
     """The section for the runs ``run_dirs`` (of one config, or of configs with the same tables:
     a compressor's records come from the run that has the most of them)."""
     from ragsift.evaluation.report import build_summary, format_p
@@ -140,7 +143,7 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
             if len(recs) > len(records.get(label, [])):
                 records[label], source[label] = recs, i
     order = list(dict.fromkeys(label for m in manifests for label in m["config"]["compressors"]))
-    common = common_records(records, order)
+    common = common_records(records, order, at_least)
     k = len(next(iter(common.values())))
     baseline = settings.check_labels(list(common), str(run_dirs[0] / "manifest.json"))
     summary = build_summary(common, _outputs(), baseline=baseline, samples=settings.bootstrap_samples,
@@ -154,6 +157,7 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
         write_partial_report(run_dirs[0], report, summary, common)
     reader = manifest.get("reader") or {}
     finished = ", ".join(f"{label} {len(records.get(label, []))}" for label in order)
+    left_out = [label for label in order if label not in common]
     runs = "; ".join(
         f"`{m['command_line']}` in {d} (started {m['created_at']}, status `{m['status']}`, ragsift "
         f"{m['ragsift_version']}, git {str((m.get('git') or {}).get('commit', '?'))[:10]})"
@@ -163,7 +167,8 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
         f"Reader: `{reader.get('name')}` `{reader.get('model')}` (greedy, {reader.get('max_new_tokens')} new tokens, "
         f"{reader.get('n_threads')} threads), the same for every compressor and every question.  ",
         f"Questions: the first {k} of the evaluation file that every compressor has finished "
-        f"(records per compressor: {finished}).  ",
+        f"(records per compressor: {finished})"
+        + (f"; left out, fewer than {at_least} finished: {', '.join(left_out)}" if left_out else "") + ".  ",
         f"Machine: {note}",
         "",
         f"Means over the {k} questions with {int(settings.confidence * 100)}% bootstrap CIs "
@@ -208,10 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--note", default="not recorded", help="the machine and its load during the run")
     parser.add_argument("--report", type=Path, help="also write report.html and plots of the summarised questions "
                         "into this new folder (for a run that has not finished)")
+    parser.add_argument("--at-least", type=int, default=1, help="leave out compressors with fewer finished questions "
+                        "(more questions, fewer compressors)")
     parser.add_argument("--text", type=Path, help="Markdown appended to the section (the reading of the figures)")
     parser.add_argument("--write", type=Path, help="replace this script's section of a BENCHMARKS.md")
     args = parser.parse_args(argv)
-    body = section(args.run_dirs, args.note, args.monitor, args.report)
+    body = section(args.run_dirs, args.note, args.monitor, args.report, args.at_least)
     if args.text:
         body += "\n\n" + args.text.read_text(encoding="utf-8").strip()
     if args.write:

@@ -80,3 +80,8 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
     merged = out.read_text()
     assert "the first 4 of the evaluation file" in merged and "bm25 4" in merged and "Runs: " in merged
     assert "CPU s" not in merged  # no monitor given
+    # more questions, fewer compressors: bm25 (3 in the first run) left out
+    assert main_job.main([str(run_dir), "--at-least", "4", "--write", str(out)]) == 0
+    fewer = out.read_text()
+    assert "the first 4 of the evaluation file" in fewer and "left out, fewer than 4 finished: bm25" in fewer
+    assert "| bm25 |" not in fewer
