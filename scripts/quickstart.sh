@@ -15,7 +15,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# N: the whole job (setup excluded) within about 15 minutes on a quiet 2-core machine.
+# N: the whole job (setup excluded) within about 15 minutes on a quiet 2-core machine. Seconds per
+# question on this project's 2-core machine when it was quiet (llama.cpp / torch on 2 threads):
+#   reading (1.5B reader; issue 12, first 30 questions): ~13 s with all 10 documents (1,100-1,950
+#     prompt tokens), ~2.4 s with the gold sentences (~100 tokens): ~2 s + ~7 ms per prompt token;
+#   none 13 | oracle 2.4 | BM25 top-2/3/5 and random ~2.5-3 each | embedding ~3.5 | fusion-trained ~3
+#   | EXIT offline ~9 scoring (BENCHMARKS.md "EXIT scoring": 10 questions in 89 s) + ~2 reading (it
+#   keeps nearly nothing) | ECoRAG offline ~13 reflection (BENCHMARKS.md "ECoRAG reflection", all 5
+#   steps) + ~5 reading 20 sentences  => ~60 s per question for the 10 compressors,
+# plus one untimed warm-up question per compressor (~60 s) and ~1 min of start-up, model loading,
+# statistics and report: N = 10 is about 12 minutes. Measured on the same machine under load
+# (2026-12-01 01:00-03:00 UTC, load average 15-33 on 2 cores: other jobs running): a 'none' question
+# took 5-14 min wall time and ~65 CPU seconds, so such a run says nothing about the quiet figure.
 N=10
 out=runs/quickstart
 limit=(--limit "$N")
