@@ -156,6 +156,7 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
     if report is not None:
         write_partial_report(run_dirs[0], report, summary, common)
     reader = manifest.get("reader") or {}
+    model, config = reader.get("model"), reader.get("config") or {}
     finished = ", ".join(f"{label} {len(records.get(label, []))}" for label in order)
     left_out = [label for label in order if label not in common]
     runs = "; ".join(
@@ -164,8 +165,9 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
         for d, m in zip(run_dirs, manifests, strict=True))
     lines = [
         f"Run{'s' if len(run_dirs) > 1 else ''}: {runs}.  ",
-        f"Reader: `{reader.get('name')}` `{reader.get('model')}` (greedy, {reader.get('max_new_tokens')} new tokens, "
-        f"{reader.get('n_threads')} threads), the same for every compressor and every question.  ",
+        f"Reader: `{reader.get('name')}` `{model.get('spec', model) if isinstance(model, dict) else model}` (greedy, "
+        f"{config.get('max_new_tokens')} new tokens, {config.get('n_threads')} threads), the same for every compressor "
+        "and every question.  ",
         f"Questions: the first {k} of the evaluation file that every compressor has finished "
         f"(records per compressor: {finished})"
         + (f"; left out, fewer than {at_least} finished: {', '.join(left_out)}" if left_out else "") + ".  ",
