@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evidence selection for RAG: split, score, select and assemble retrieved sentences.",
         epilog="examples:\n  ragsift plugins\n  ragsift config show exit-offline\n"
         "  ragsift compress --config configs/bm25.toml --output out.jsonl\n"
-        "  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart --limit 10\n"
+        "  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart --limit 8\n"
         "  ragsift serve --config bm25",
     )
     sub = parser.add_subparsers(dest="command", required=True)

@@ -5,7 +5,7 @@
 # the table and where the report is (report.html, plots/, summary.md).
 #
 #   bash scripts/quickstart.sh              # the first N questions (below), runs/quickstart
-#   bash scripts/quickstart.sh --full       # all 100 questions, runs/quickstart-full (~2 h on 2 quiet cores)
+#   bash scripts/quickstart.sh --full       # all 100 questions, runs/quickstart-full (~2.5 h on 2 quiet cores)
 #   bash scripts/quickstart.sh --no-setup   # skip scripts/setup.sh (already set up)
 #   bash scripts/quickstart.sh --dry-run    # print the evaluate command and stop (nothing is set up or run)
 #   bash scripts/quickstart.sh --quiet ...  # any other argument goes to 'ragsift evaluate'
@@ -22,12 +22,13 @@ cd "$(dirname "$0")/.."
 #   none 13 | oracle 2.4 | BM25 top-2/3/5 and random ~2.5-3 each | embedding ~3.5 | fusion-trained ~3
 #   | EXIT offline ~9 scoring (BENCHMARKS.md "EXIT scoring": 10 questions in 89 s) + ~2 reading (it
 #   keeps nearly nothing) | ECoRAG offline ~13 reflection (BENCHMARKS.md "ECoRAG reflection", all 5
-#   steps) + ~5 reading 20 sentences  => ~60 s per question for the 10 compressors,
-# plus one untimed warm-up question per compressor (~60 s) and ~1 min of start-up, model loading,
-# statistics and report: N = 10 is about 12 minutes. Measured on the same machine under load
+#   steps) + ~5 reading 20 sentences | EXIT trained ~9 + ~2-3 | ECoRAG trained ~13 + ~5
+#   => ~90 s per question for the 12 compressors,
+# plus one untimed warm-up question per compressor (~90 s) and ~1 min of start-up, model loading,
+# statistics and report: N = 8 is about 14 minutes. Measured on the same machine under load
 # (2026-12-01 01:00-03:00 UTC, load average 15-33 on 2 cores: other jobs running): a 'none' question
 # took 5-14 min wall time and ~65 CPU seconds, so such a run says nothing about the quiet figure.
-N=10
+N=8
 out=runs/quickstart
 limit=(--limit "$N")
 setup=1

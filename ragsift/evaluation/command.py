@@ -9,9 +9,9 @@ from pathlib import Path
 __all__ = ["add_evaluate_command", "add_merge_command"]
 
 _EPILOG = """examples:
-  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart --limit 10
+  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart --limit 8
   ragsift evaluate -c configs/bm25.toml --data my.json --limit 20 --no-reader --out runs/bm25
-  ragsift evaluate -c configs/quickstart.toml --out runs/quickstart --limit 10 --resume   # after a crash
+  ragsift evaluate -c configs/quickstart.toml --out runs/quickstart --limit 8 --resume   # after a crash
   ragsift evaluate -c configs/bm25.toml --shard 0/4 --out runs/bm25-0   # 1/4 of the examples; then 'ragsift merge'
   ragsift evaluate -c configs/bm25.toml --engine ray --parquet --out runs/bm25-ray   # docs/scale.md
 
