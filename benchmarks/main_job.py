@@ -71,6 +71,10 @@ def write_partial_report(run_dir: Path, out: Path, summary: dict[str, Any],
         prediction_path(out, label).write_text("".join(json.dumps(r) + "\n" for r in recs))
     summary = {"run_dir": str(out), "config": manifest["config"]["path"], "examples": len(next(iter(common.values()))),
                **summary}
+    families = manifest.get("families") or {label: label.split("@")[0] for label in common if "@" in label}
+    for label, family in families.items():  # a sweep's points (written at the end of a run): one line in the plots
+        if label in summary["compressors"]:
+            summary["compressors"][label]["family"] = family
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "summary.md").write_text(format_markdown(summary, f"ragsift evaluation: {run_dir} (finished questions)"))
     return write_report(out)
