@@ -12,7 +12,7 @@ import numpy as np
 
 from ragsift.hookspecs import hookimpl
 from ragsift.readers.base import Reader, ReaderAnswer
-from ragsift.registry import get_registry
+from ragsift.registry import get_registry, reset_registry
 from ragsift.scorers.bm25 import BM25Scorer
 from ragsift.types import Example, Sentence
 
@@ -67,6 +67,8 @@ class _Plugin:
 
 
 def install() -> None:
+    """A fresh registry with these plugins (again and again in one process: never registered twice)."""
     SCORED.clear()
     READ.clear()
+    reset_registry()
     get_registry().add_plugin(_Plugin(), "tests-counting-plugins")

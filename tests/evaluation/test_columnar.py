@@ -4,6 +4,7 @@ flat, and the report reads a run whose predictions exist only as Parquet."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import counting_plugins as cp
@@ -13,6 +14,7 @@ import pytest
 from ragsift.cli import main
 from ragsift.evaluation.columnar import read_parquet, write_parquet
 from ragsift.evaluation.predictions import read_predictions, read_records
+from ragsift.registry import reset_registry
 
 CONFIG = """
 [compressors.none]
@@ -51,9 +53,16 @@ def test_records_round_trip_with_absent_values_and_extra_keys(tmp_path: Path) ->
     assert [(r["id"], r["sentence"], r["score"], r["kept"], r["rank"]) for r in flat] == [("a", "0:0", None, False, None), ("b", "0:0", 0.75, True, 0)]
 
 
-@pytest.mark.slow
-def test_parquet_run_round_trips_and_the_report_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture
+def counting() -> Iterator[None]:
+    """The counting plugins for one test; the registry is fresh again afterwards."""
     cp.install()
+    yield
+    reset_registry()
+
+
+@pytest.mark.slow
+def test_parquet_run_round_trips_and_the_report_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture[str], counting: None) -> None:
     config = tmp_path / "c.toml"
     config.write_text(CONFIG)
     run = tmp_path / "run"

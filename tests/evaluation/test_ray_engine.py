@@ -16,6 +16,7 @@ from cli_process import REPO
 from ragsift.errors import ConfigError
 from ragsift.evaluation.predictions import read_records
 from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.registry import reset_registry
 
 pytestmark = pytest.mark.slow
 
@@ -64,6 +65,7 @@ def ray_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path
         yield files
     finally:
         ray.shutdown()
+        reset_registry()
 
 
 def _run(config: Path, out: Path, engine: str, **kw: object) -> dict:  # type: ignore[type-arg]
