@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -324,23 +323,16 @@ def test_ctrl_c_marks_the_manifest_interrupted_and_says_what_was_saved(tmp_path)
         config = _reader_config(tmp_path, server.base_url)
         env = {**os.environ, "RAGSIFT_TEST_KEY": SECRET, "PYTHONPATH": str(REPO)}
         process = subprocess.Popen([sys.executable, "-m", "ragsift.cli", "evaluate", "-c", str(config), "--out", str(out),
-                                    "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+                                    "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
+                                   # a suite started in the background ('cmd &' in a script) ignores SIGINT, and
+                                   # Python keeps an ignored SIGINT ignored: Ctrl-C as at a terminal needs the default
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 120
         while len(server.requests) < 3:  # two answered and written, the third held by the server
             assert time.monotonic() < deadline and process.poll() is None, process.communicate()
             time.sleep(0.05)  # polling the server another process talks to
-        # Ctrl-C, again every 20 s until the run ends (as a user would): on loaded machines a single
-        # SIGINT sent while the reader sat in a socket read was sometimes not acted on (an open bug,
-        # see the issue notes); the server holds the third request for 60 s, so a run that ignored
-        # every signal would end with exit 0 and fail below.
-        stderr = ""
-        for _ in range(15):
-            process.send_signal(signal.SIGINT)
-            try:
-                _, stderr = process.communicate(timeout=20)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
-    assert re.search(r"ragsift: interrupted: 'none': [23] of 4 examples are saved", stderr) and "Traceback" not in stderr, stderr
+    assert "ragsift: interrupted: 'none': 2 of 4 examples are saved" in stderr and "Traceback" not in stderr, stderr
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
