@@ -20,12 +20,12 @@ cd "$(dirname "$0")/.."
 #   reading (1.5B reader; issue 12, first 30 questions): ~13 s with all 10 documents (1,100-1,950
 #     prompt tokens), ~2.4 s with the gold sentences (~100 tokens): ~2 s + ~7 ms per prompt token;
 #   none 13 | oracle 2.4 | BM25 top-2/3/5 and random ~2.5-3 each | embedding ~3.5 | fusion-trained ~3
-#   | EXIT offline ~9 scoring (BENCHMARKS.md "EXIT scoring": 10 questions in 89 s) + ~2 reading (it
-#   keeps nearly nothing) | ECoRAG offline ~13 reflection (BENCHMARKS.md "ECoRAG reflection", all 5
-#   steps) + ~5 reading 20 sentences | EXIT trained ~9 + ~2-3 | ECoRAG trained ~13 + ~5
-#   => ~90 s per question for the 12 compressors,
-# plus one untimed warm-up question per compressor (~90 s) and ~1 min of start-up, model loading,
-# statistics and report: N = 8 is about 14 minutes. Measured on the same machine under load
+#   | EXIT trained ~9 scoring (BENCHMARKS.md "EXIT scoring": 10 questions in 89 s) + ~2-3 reading
+#   | ECoRAG trained ~13 reflection (BENCHMARKS.md "ECoRAG reflection", all 5 steps) + ~5 reading
+#   20 sentences | RECOMP-extractive ~1 scoring + ~8 reading its ~900 tokens
+#   => ~72 s per question for the 11 compressors,
+# plus one untimed warm-up question per compressor (~72 s) and ~1 min of start-up, model loading,
+# statistics and report: N = 8 is about 12 minutes. Measured on the same machine under load
 # (2026-12-01 01:00-03:00 UTC, load average 15-33 on 2 cores: other jobs running): a 'none' question
 # took 5-14 min wall time and ~65 CPU seconds, so such a run says nothing about the quiet figure.
 N=8

@@ -18,8 +18,8 @@ CONFIG = ROOT / "configs" / "quickstart.toml"
 SCRIPT = ROOT / "scripts" / "quickstart.sh"
 COMPRESSORS = {  # label -> registered compressor: every compressor of the main job
     "none": "none", "oracle": "oracle", "bm25@k=2": "bm25", "bm25@k=3": "bm25", "bm25@k=5": "bm25",
-    "random": "random", "embedding": "embedding", "fusion-trained": "bm25", "exit-offline": "exit", "exit-trained": "exit",
-    "ecorag-offline": "ecorag", "ecorag-trained": "ecorag",
+    "random": "random", "embedding": "embedding", "fusion-trained": "bm25", "exit-trained": "exit",
+    "ecorag-trained": "ecorag", "recomp-extractive": "recomp-extractive",
 }
 
 
@@ -37,12 +37,11 @@ def test_the_quickstart_config_validates_and_builds_every_compressor():
     assert reader is not None and reader.registered_name == "llama-cpp"
     assert reader.config() == load_config(ROOT / "configs" / "reader-qwen1.5b.toml").build_reader().config()
     assert reader.config()["model"] == "split:qwen2.5-coder-1.5b-instruct"
-    # the reader and the EXIT, ECoRAG and fusion compressors come from their own configs (include)
+    # the reader and the EXIT, ECoRAG, RECOMP and fusion compressors come from their own configs (include)
     assert {p.name for p in config.included_files} == {
-        "reader-qwen1.5b.toml", "fusion-trained.toml", "exit-offline.toml", "ecorag-offline.toml", "ecorag-trained.toml",
-        "exit-trained.toml"}
-    for label, name in (("exit-offline", "exit-offline"), ("ecorag-offline", "ecorag-offline"),
-                        ("ecorag-trained", "ecorag-trained")):
+        "reader-qwen1.5b.toml", "fusion-trained.toml", "ecorag-trained.toml", "exit-trained.toml",
+        "recomp-extractive-offline.toml"}
+    for label, name in (("ecorag-trained", "ecorag-trained"), ("recomp-extractive", "recomp-extractive-offline")):
         (own,) = load_config(ROOT / "configs" / f"{name}.toml").build_compressors().values()
         assert built[label].config() == own.config()
     assert built["exit-trained"].config() == \
