@@ -20,6 +20,7 @@ COMPRESSORS = {  # label -> registered compressor: every compressor of the main 
     "none": "none", "oracle": "oracle", "bm25@k=2": "bm25", "bm25@k=3": "bm25", "bm25@k=5": "bm25",
     "random": "random", "embedding": "embedding", "fusion-trained": "bm25", "exit-trained": "exit",
     "ecorag-trained": "ecorag", "recomp-extractive": "recomp-extractive",
+    "selective-context": "selective-context", "longllmlingua": "longllmlingua",
 }
 
 
@@ -40,8 +41,9 @@ def test_the_quickstart_config_validates_and_builds_every_compressor():
     # the reader and the EXIT, ECoRAG, RECOMP and fusion compressors come from their own configs (include)
     assert {p.name for p in config.included_files} == {
         "reader-qwen1.5b.toml", "fusion-trained.toml", "ecorag-trained.toml", "exit-trained.toml",
-        "recomp-extractive-offline.toml"}
-    for label, name in (("ecorag-trained", "ecorag-trained"), ("recomp-extractive", "recomp-extractive-offline")):
+        "recomp-extractive-offline.toml", "selective-context-offline.toml", "longllmlingua-offline.toml"}
+    for label, name in (("ecorag-trained", "ecorag-trained"), ("recomp-extractive", "recomp-extractive-offline"),
+                        ("selective-context", "selective-context-offline"), ("longllmlingua", "longllmlingua-offline")):
         (own,) = load_config(ROOT / "configs" / f"{name}.toml").build_compressors().values()
         assert built[label].config() == own.config()
     assert built["exit-trained"].config() == \
@@ -58,8 +60,7 @@ def _dry_run(tmp_path: Path, *args: str) -> list[str]:
     proc = subprocess.run(["bash", str(tmp_path / "scripts" / "quickstart.sh"), *args], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    (line,) = proc.stdout.splitlines()
-    return shlex.split(line)
+    return [shlex.split(line) for line in proc.stdout.splitlines()]
 
 
 def _option(argv: list[str], name: str) -> str:
@@ -67,16 +68,19 @@ def _option(argv: list[str], name: str) -> str:
 
 
 def test_full_runs_all_100_questions_in_its_own_run_directory(tmp_path):
-    full = _dry_run(tmp_path, "--full", "--dry-run")
-    assert full[:5] == [".venv/bin/ragsift", "evaluate", "--config", "configs/quickstart.toml", "--out"]
-    assert _option(full, "--out") == "runs/quickstart-full" and _option(full, "--limit") == "100"
-    assert "--resume" in full  # re-running continues
+    steps = _dry_run(tmp_path, "--full", "--dry-run")
+    # in steps of 10 questions, each continuing the last (--resume): stopped early, every
+    # compressor has the same first questions
+    assert [int(_option(step, "--limit")) for step in steps] == list(range(10, 101, 10))
+    for full in steps:
+        assert full[:5] == [".venv/bin/ragsift", "evaluate", "--config", "configs/quickstart.toml", "--out"]
+        assert _option(full, "--out") == "runs/quickstart-full" and "--resume" in full
     assert len(list(resolve_data(None, None, None).load(None))) == 100  # 100 = every question of the bundled file
 
 
 def test_the_quickstart_runs_the_first_n_questions_and_passes_extra_arguments_through(tmp_path):
-    quick = _dry_run(tmp_path, "--dry-run")
+    (quick,) = _dry_run(tmp_path, "--dry-run")
     assert _option(quick, "--out") == "runs/quickstart" and "--resume" in quick
     assert 1 <= int(_option(quick, "--limit")) < 100
-    extra = _dry_run(tmp_path, "--dry-run", "-q", "--out", "runs/my run")
+    (extra,) = _dry_run(tmp_path, "--dry-run", "-q", "--out", "runs/my run")
     assert extra[-3:] == ["-q", "--out", "runs/my run"] and _option(extra, "--out") == "runs/my run"
