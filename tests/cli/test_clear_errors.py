@@ -171,6 +171,16 @@ def test_a_corrupt_model_at_run_time_is_a_clear_error(tmp_path):
     _one_error_line(ragsift("compress", "-c", config, "--limit", "1", "-q"), f"Model '{corrupt}'", "corrupted")
 
 
+@pytest.mark.slow
+def test_a_hub_id_while_offline_at_run_time_is_a_clear_error(tmp_path):
+    config = tmp_path / "hub.toml"
+    config.write_text('[compressor]\nname = "embedding"\n[compressor.scorer]\nmodel = "nobody-here/no-such-model"\n')
+    out = tmp_path / "out.jsonl"
+    proc = ragsift("compress", "-c", config, "--limit", "1", "-q", "-o", out, env={"HF_HUB_OFFLINE": "1"})
+    _one_error_line(proc, "Model 'nobody-here/no-such-model'", "not in the local cache", "offline")
+    assert not out.exists() and list(tmp_path.iterdir()) == [config]
+
+
 # -- case 10: threshold ranges follow the scorer; no booleans for numbers ------------------------
 
 @pytest.mark.parametrize("table, needle", [

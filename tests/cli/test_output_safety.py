@@ -69,6 +69,10 @@ def test_existing_output_is_refused_unless_force(sample_jsonl):
     proc = _compress_sample(sample_jsonl, 2, "--force")
     assert proc.returncode == 0, proc.stderr
     assert len(sample_jsonl.read_text().splitlines()) == 2
+    before = sample_jsonl.read_bytes()
+    proc = ragsift("label", "-l", "exit-pairs", "-i", DATA / "hotpotqa-train-sf100.json", "-o", sample_jsonl, "--limit", "2")
+    _assert_one_error_line(proc, "already exists", "--force")
+    assert sample_jsonl.read_bytes() == before
 
 
 def test_a_failed_run_leaves_no_truncated_file_under_the_final_name(tmp_path):

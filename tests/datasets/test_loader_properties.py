@@ -143,6 +143,30 @@ def test_mutated_records_load_or_raise_a_located_ragsift_error(name: str, data: 
     _loads_or_names_file_and_line(name, data.draw(mutated_files(name)))
 
 
+#: whole-file problems of format detection: no line to name
+WHOLE_FILE = ("the file is empty", "could not detect the dataset format")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_detected_formats_load_or_raise_a_located_ragsift_error(data: st.DataObject) -> None:
+    """Without a format (the CLI without --format) detection comes first: a file of any format,
+    mutated, loads or raises a RagsiftError naming the file, and a line unless the problem is the
+    whole file (empty, or in no known format)."""
+    content = data.draw(mutated_files(data.draw(st.sampled_from(sorted(TEMPLATES)))))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "input.data"
+        path.write_bytes(content)
+        try:
+            examples = list(load_examples(path))
+        except RagsiftError as exc:
+            message = str(exc)
+            assert str(path) in message, message
+            assert re.search(r"\bline \d+", message) or any(m in message for m in WHOLE_FILE), message
+        else:
+            assert all(isinstance(ex.id, str) and isinstance(ex.question, str) for ex in examples)
+
+
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_the_unmutated_templates_load(name: str) -> None:
     layout, template = TEMPLATES[name]

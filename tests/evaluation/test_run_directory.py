@@ -87,6 +87,17 @@ def test_everything_is_validated_before_the_run_directory_is_created(tmp_path, e
     assert not out.exists()
 
 
+@pytest.mark.parametrize("table, needle", [
+    ('[compressors.b.selector]\nk = "x"\n', "'k': Input should be a valid integer"),
+    ('bogus = 3\n', "unknown parameter 'bogus'"),
+])
+def test_plugin_params_are_validated_before_the_run_directory_is_created(tmp_path, table, needle):
+    config = _config(tmp_path, '[compressors.none]\nname = "none"\n[compressors.b]\nname = "bm25"\n' + table)
+    out = tmp_path / "run"
+    _refused(_evaluate(config, out), "[compressors.b]", needle)
+    assert not out.exists()
+
+
 def test_reader_params_are_validated_before_the_run_directory_is_created(tmp_path):
     config = _config(tmp_path, '[compressors.none]\nname = "none"\n[reader]\nname = "openai"\ntimeout = -1\n')
     out = tmp_path / "run"
