@@ -32,8 +32,6 @@ from ragsift.registry import build_plugin
 
 __all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables"]
 
-PluginSpec = dict[str, Any]
-
 
 class RunConfig(BaseModel):
     """A config file: what to compress, with which compressor(s), and how to evaluate."""
@@ -41,10 +39,10 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     description: str = ""
-    dataset: PluginSpec | None = None
-    compressor: PluginSpec | None = None
-    compressors: dict[str, PluginSpec] = {}
-    reader: PluginSpec | None = None
+    dataset: dict[str, Any] | None = None
+    compressor: dict[str, Any] | None = None
+    compressors: dict[str, dict[str, Any]] = {}
+    reader: dict[str, Any] | None = None
     evaluation: dict[str, Any] = {}
     source: str = ""
     _included: list[Path] = PrivateAttr(default_factory=list)
@@ -54,7 +52,7 @@ class RunConfig(BaseModel):
         """The files ``include`` read (recursively, in reading order), without this one."""
         return list(self._included)
 
-    def compressor_specs(self) -> dict[str, PluginSpec]:
+    def compressor_specs(self) -> dict[str, dict[str, Any]]:
         """Label -> compressor spec. A single ``[compressor]`` is labelled by its name."""
         if self.compressor is not None and self.compressors:
             raise ConfigError(f"{self.source}: give either [compressor] or [compressors.LABEL] tables, not both.")

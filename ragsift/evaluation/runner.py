@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.config import RunConfig, load_config
+from ragsift.datasets import DataSource
 from ragsift.errors import ConfigError, DataFormatError, OutputError, RagsiftError
 from ragsift.evaluation import manifest as mf
 from ragsift.evaluation import sweep as sw
@@ -39,7 +40,7 @@ from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
 from ragsift.types import Example
 
-__all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise", "resolve_data",
+__all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise",
            "version_changes", "check_run_dir", "collect_records", "problem", "build_metrics"]
 
 
@@ -71,14 +72,9 @@ class RunOptions:
     engine: str = "local"
 
 
-def resolve_data(config: RunConfig, data: str | Path | None, fmt: str | None) -> tuple[Path, str | None]:
-    """(file, loader name or None for detection) by the one rule, :func:`ragsift.datasets.resolve_data`."""
-    source = config.data(data, fmt)
-    return source.path, source.format
-
-
-def _load_examples(config: RunConfig, opts: RunOptions, limit: int | None, path: Path) -> list[Example]:
-    examples = list(config.data(opts.data, opts.format).load(limit))
+def _load_examples(source: DataSource, limit: int | None) -> list[Example]:
+    path = source.path
+    examples = list(source.load(limit))
     seen: set[str] = set()
     for ex in examples:
         if ex.id in seen:
@@ -300,8 +296,9 @@ def plan_run(opts: RunOptions) -> RunPlan:
     baseline = settings.check_labels(labels, config.source, families=list(families.values()))
     prediction_paths(Path(opts.out), labels, config.source)  # labels that would share a file are refused
     limit = opts.limit if opts.limit is not None else settings.limit
-    data, fmt = resolve_data(config, opts.data, opts.format)
-    examples = _load_examples(config, opts, limit, data)
+    source = config.data(opts.data, opts.format)  # the one rule: ragsift.datasets.resolve_data
+    data, fmt = source.path, source.format
+    examples = _load_examples(source, limit)
     subsets = {label: examples[: limits_by_label.get(label, len(examples))] for label in labels}
     if opts.shard is not None:
         subsets = {label: select_shard(subset, opts.shard) for label, subset in subsets.items()}

@@ -48,18 +48,29 @@ def _resolve(name: str, modules: dict[str, Path]) -> str:
     return name
 
 
+def _targets(module: str, is_package: bool, source: str) -> set[str]:
+    """The ragsift names ``source`` (the text of ``module``) imports, anywhere in it (function
+    bodies and ``TYPE_CHECKING`` blocks included); relative imports are made absolute."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # ``from . import x`` in a package is relative to the package itself
+                parts = module.split(".")[: len(module.split(".")) - node.level + is_package]
+                base = ".".join([*parts, *([base] if base else [])])
+            if base == "ragsift" or base.startswith("ragsift."):
+                out |= {f"{base}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {alias.name for alias in node.names if alias.name == "ragsift" or alias.name.startswith("ragsift.")}
+    return out
+
+
 def _imports() -> dict[str, set[str]]:
     modules = _modules()
     edges: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ragsift"):
-                targets = [f"{node.module}.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names if alias.name.startswith("ragsift")]
-            else:
-                continue
-            edges[module] |= {_resolve(t, modules) for t in targets} - {module}
+        targets = _targets(module, path.name == "__init__.py", path.read_text(encoding="utf-8"))
+        edges[module] |= {_resolve(t, modules) for t in targets} - {module}
     return edges
 
 
@@ -115,3 +126,12 @@ def test_the_checks_catch_a_circle_and_an_upward_import():
     assert _find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
     assert _layer("ragsift.scorers.bm25") < _layer("ragsift.config") < _layer("ragsift.cli")
+
+
+def test_every_form_of_import_is_read():
+    source = "from . import bm25\nfrom ..config import load_config\nimport ragsift.cli\n" \
+             "def f():\n    from ragsift.registry import get_registry\n"
+    assert _targets("ragsift.scorers.base", False, source) == {
+        "ragsift.scorers.bm25", "ragsift.config.load_config", "ragsift.cli", "ragsift.registry.get_registry"}
+    assert _targets("ragsift.scorers", True, "from .bm25 import BM25Scorer\n") == {"ragsift.scorers.bm25.BM25Scorer"}
+    assert "os" not in _targets("ragsift.scorers.base", False, "import os\nfrom os import path\n")
