@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -31,18 +30,12 @@ from pydantic import Field
 
 from ragsift.errors import ConfigError
 from ragsift.labelers.base import Labeler, SentenceLabel
-from ragsift.metrics.normalize import contains_answer, normalize_answer
+from ragsift.metrics.normalize import bare_title, contains_answer, content_words, normalize_answer
 from ragsift.plugin import Params
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.types import EvidenceSpan, Example, Sentence
 
 __all__ = ["ParagraphSentencesLabeler", "heuristic_evidence", "supporting_documents"]
-
-_WORD = re.compile(r"\w+")
-#: function words that say nothing about a sentence's content
-STOPWORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but", "is", "was", "were", "are", "be", "been", "being", "as", "that", "this", "these", "those", "it", "its", "his", "her", "their", "he", "she", "they", "them", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "did", "does", "do", "done", "has", "have", "had", "not", "no", "than", "then", "there", "also", "into", "about", "after", "before"]
-)
 
 
 class ParagraphSentencesParams(Params):
@@ -51,14 +44,6 @@ class ParagraphSentencesParams(Params):
     min_question_words: int = Field(3, ge=1)
     #: negatives from non-supporting paragraphs per two positives (0 = none)
     distractor_negatives: int = Field(1, ge=0)
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
-
-
-def _bare_title(title: str) -> str:
-    return normalize_answer(re.sub(r"\s*\([^)]*\)\s*$", "", title))
 
 
 def supporting_documents(example: Example) -> list[int]:
@@ -73,20 +58,20 @@ def supporting_documents(example: Example) -> list[int]:
 def heuristic_evidence(example: Example, sentences: Sequence[Sentence], min_question_words: int = 3) -> list[bool]:
     """For each sentence, whether the rules of this module call it evidence."""
     supporting = set(supporting_documents(example))
-    question = _content_words(example.question)
+    question = content_words(example.question)
     answers = [a for a in example.answers if normalize_answer(a) not in ("", "yes", "no")]
-    titles = {i: _bare_title(example.documents[i].title) for i in supporting}
+    titles = {i: bare_title(example.documents[i].title) for i in supporting}
     out = []
     for s in sentences:
         if s.doc_index not in supporting:
             out.append(False)
             continue
-        own_title = _content_words(example.documents[s.doc_index].title)
+        own_title = content_words(example.documents[s.doc_index].title)
         out.append(
             s.index == 0
             or any(contains_answer(s.text, a) for a in answers)
             or any(t and contains_answer(s.text, t) for d, t in titles.items() if d != s.doc_index)
-            or len((_content_words(s.text) - own_title) & question) >= min_question_words
+            or len((content_words(s.text) - own_title) & question) >= min_question_words
         )
     return out
 

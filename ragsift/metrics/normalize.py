@@ -7,10 +7,21 @@ import string
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-__all__ = ["normalize_answer", "answer_tokens", "exact_match", "token_f1", "best_over_gold", "contains_answer"]
+__all__ = ["normalize_answer", "answer_tokens", "exact_match", "token_f1", "best_over_gold", "contains_answer",
+           "STOPWORDS", "content_words", "bare_title"]
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCT = set(string.punctuation)
+_WORD = re.compile(r"\w+")
+#: function words that say nothing about a sentence's content (the fusion features and the
+#: paragraph-sentences labeler compare content words)
+STOPWORDS = frozenset((
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but",
+    "is", "was", "were", "are", "be", "been", "being", "as", "that", "this", "these", "those", "it",
+    "its", "his", "her", "their", "he", "she", "they", "them", "what", "which", "who", "whom", "whose",
+    "when", "where", "why", "how", "did", "does", "do", "done", "has", "have", "had", "not", "no",
+    "than", "then", "there", "also", "into", "about", "after", "before"
+))
 
 
 def normalize_answer(text: str) -> str:
@@ -55,3 +66,13 @@ def contains_answer(text: str, gold: str) -> bool:
     if not needle:
         return False
     return f" {needle} " in f" {normalize_answer(text)} "
+
+
+def content_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` (``\\w+``) that are not :data:`STOPWORDS`."""
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def bare_title(title: str) -> str:
+    """A document title normalised as an answer, without a trailing parenthesis ("Mercury (planet)")."""
+    return normalize_answer(re.sub(r"\s*\([^)]*\)\s*$", "", title))

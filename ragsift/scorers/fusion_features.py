@@ -14,36 +14,22 @@ Every feature is computed from one question's sentences and documents alone.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ragsift.metrics.normalize import contains_answer, normalize_answer
+from ragsift.metrics.normalize import bare_title, contains_answer, content_words
 from ragsift.registry import build_plugin
 from ragsift.types import Document, Example, Sentence
 
 __all__ = ["FusionFeatures", "STRUCTURE_FEATURES"]
-
-_WORD = re.compile(r"\w+")
-_STOPWORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but", "is", "was", "were", "are", "be", "been", "being", "as", "that", "this", "these", "those", "it", "its", "his", "her", "their", "he", "she", "they", "them", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "did", "does", "do", "done", "has", "have", "had", "not", "no", "than", "then", "there", "also", "into", "about", "after", "before"]
-)
 
 STRUCTURE_FEATURES = (
     "first_sentence", "second_sentence", "inverse_position", "relative_position", "log_characters",
     "log_document_sentences", "title_question_overlap", "title_in_question", "mentions_other_title",
     "mentioned_document_rank", "question_word_share",
 )
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
-
-
-def _bare_title(title: str) -> str:
-    return normalize_answer(re.sub(r"\s*\([^)]*\)\s*$", "", title))
 
 
 def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
@@ -123,9 +109,9 @@ class FusionFeatures:
         per_doc = np.zeros(n_docs)
         for s in sentences:
             per_doc[s.doc_index] += 1
-        question = _words(example.question)
-        titles = [_bare_title(d.title) for d in example.documents]
-        title_words = [_words(d.title) for d in example.documents]
+        question = content_words(example.question)
+        titles = [bare_title(d.title) for d in example.documents]
+        title_words = [content_words(d.title) for d in example.documents]
         overlap = np.array([len(w & question) / max(1, len(w)) for w in title_words])
         in_question = np.array([float(bool(t) and contains_answer(example.question, t)) for t in titles])
         rank = document_rank if document_rank is not None else np.zeros(n_docs)
@@ -136,7 +122,7 @@ class FusionFeatures:
             rows.append((
                 float(s.index == 0), float(s.index == 1), 1.0 / (1.0 + s.index), s.index / max(1.0, per_doc[d]),
                 np.log1p(len(s.text)), np.log1p(per_doc[d]), overlap[d], in_question[d], float(bool(mentioned)),
-                max((rank[j] for j in mentioned), default=0.0), len(_words(s.text) & question) / max(1, len(question)),
+                max((rank[j] for j in mentioned), default=0.0), len(content_words(s.text) & question) / max(1, len(question)),
             ))
         table = np.asarray(rows, dtype=np.float64)
         return [table[:, i] for i in range(table.shape[1])]
