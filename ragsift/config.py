@@ -17,12 +17,12 @@ compressor) and merges the table's other keys over it.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
+from ragsift import config_files
 from ragsift.compressors.base import Compressor
 from ragsift.datasets import DataSource, resolve_data
 from ragsift.errors import ConfigError
@@ -64,7 +64,8 @@ class RunConfig(BaseModel):
 
     def build_compressors(self) -> dict[str, Compressor]:
         return {
-            label: build_plugin("compressor", spec, f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]")
+            label: build_plugin("compressor", spec,
+                                f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]")
             for label, spec in self.compressor_specs().items()
         }
 
@@ -105,26 +106,12 @@ class RunConfig(BaseModel):
 def config_dirs() -> list[Path]:
     """Where config names are looked up: ./configs, then the configs/ folder of the repository
     that holds this package (editable installs)."""
-    dirs = [Path.cwd() / "configs", Path(__file__).resolve().parent.parent / "configs"]
-    seen: list[Path] = []
-    for d in dirs:
-        if d not in seen:
-            seen.append(d)
-    return seen
+    return config_files.config_dirs()
 
 
 def find_config(name_or_path: str | Path) -> Path:
     """A config file path from a path or a name in ``configs/`` (with or without ``.toml``)."""
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    stem = path.name[:-5] if path.name.endswith(".toml") else path.name
-    for d in config_dirs():
-        candidate = d / f"{stem}.toml"
-        if candidate.is_file():
-            return candidate
-    names = sorted({p.stem for d in config_dirs() if d.is_dir() for p in d.glob("*.toml")})
-    raise ConfigError(f"No config '{name_or_path}': not a file, and not a name in configs/ ({', '.join(names) or 'none'}).")
+    return config_files.find_config_file(name_or_path)
 
 
 def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -140,21 +127,11 @@ def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}.") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}.") from None
-
-
 def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[Path]) -> dict[str, Any]:
     """The table of ``path`` merged over its includes'; ``chain``: the files including it (cycle
     check); ``read``: every included file, appended in reading order."""
     here = path.resolve()
-    raw = _read_toml(path)
+    raw = config_files.read_toml(path)
     includes = raw.pop("include", [])
     if isinstance(includes, str):
         includes = [includes]

@@ -21,19 +21,16 @@ or development data.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ragsift.config_files import REPOSITORY, find_config_file, read_toml
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error
 
 __all__ = ["TrainConfig", "TrainData", "TrainSettings", "load_train_config", "resolve_path", "REPOSITORY"]
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -74,24 +71,12 @@ def resolve_path(path: str | Path) -> Path:
 
 
 def find_train_config(name_or_path: str | Path) -> Path:
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    stem = path.name[:-5] if path.name.endswith(".toml") else path.name
-    for folder in (Path.cwd() / "configs" / "train", REPOSITORY / "configs" / "train"):
-        if (folder / f"{stem}.toml").is_file():
-            return folder / f"{stem}.toml"
-    names = sorted({p.stem for d in (Path.cwd() / "configs" / "train", REPOSITORY / "configs" / "train") if d.is_dir() for p in d.glob("*.toml")})
-    raise ConfigError(f"No training config '{name_or_path}': not a file, and not a name in configs/train/ ({', '.join(names) or 'none'}).")
+    return find_config_file(name_or_path, "train", "training config")
 
 
 def load_train_config(name_or_path: str | Path) -> TrainConfig:
     path = find_train_config(name_or_path)
-    try:
-        with path.open("rb") as fh:
-            raw = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}.") from None
+    raw = read_toml(path)
     try:
         return TrainConfig(**raw, source=str(path))
     except ValidationError as exc:

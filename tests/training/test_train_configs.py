@@ -25,5 +25,14 @@ def test_unknown_keys_and_missing_configs_are_clear(tmp_path):
     bad.write_text('[trainer]\nname = "fusion"\n[data]\ntrain = "x"\n[training]\noutput = "o"\nepochs = 3\n')
     with pytest.raises(ConfigError, match="epochs"):
         load_train_config(bad)
-    with pytest.raises(ConfigError, match="configs/train"):
+    with pytest.raises(ConfigError, match=r"No training config 'no-such-config'.*configs/train/ \(.*fusion"):
         load_train_config("no-such-config")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[trainer\n")
+    with pytest.raises(ConfigError, match=rf"^{broken}: not valid TOML"):
+        load_train_config(broken)
+
+
+def test_a_name_finds_the_file_in_configs_train():
+    assert load_train_config("fusion").source == load_train_config("fusion.toml").source
+    assert Path(load_train_config("fusion").source).resolve() == (CONFIGS[0].parent / "fusion.toml").resolve()
