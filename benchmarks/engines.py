@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         load_after = os.getloadavg()[0]
         records = _check_same(Path(tmp) / "local", Path(tmp) / "ray")
 
-    command = f"python benchmarks/engines.py --examples {args.examples} --actors {args.actors} --ray-cpus {args.ray_cpus} --batch-size {args.batch_size}"
+    command = (f"python benchmarks/engines.py --examples {args.examples} --actors {args.actors} --ray-cpus {args.ray_cpus} "
+               f"--batch-size {args.batch_size}")
     rows = [
         ("local", seconds["local"], "-"),
         ("ray", seconds["ray"], f"{seconds['ray.init']:.1f}"),

@@ -227,7 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"client (httpx AsyncClient) in another process on the same machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"1-minute load average {load_before} before the run and {_load_average()} after (the machine is shared: times are rough).",
         "",
-        "| requests | errors | wrong or lost answers | wall (s) | requests/s | latency p50 (s) | p95 (s) | max (s) | batches | largest batch |",
+        "| requests | errors | wrong or lost answers | wall (s) | requests/s | latency p50 (s) | p95 (s) | max (s) | batches "
+        "| largest batch |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         f"| {args.requests} | {sum(s != 200 for s, _ in report.answers)} | {len(problems)} | {report.seconds:.2f} | "
         f"{report.per_second:.1f} | {statistics.median(lat):.2f} | {p95:.2f} | {lat[-1]:.2f} | {queue['batches']} | "

@@ -157,7 +157,8 @@ def _cmd_label(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise OutputError(describe_os_error(exc, args.output)) from None
     kinds = ", ".join(f"{k} {n}" for k, n in manifest["output"]["kinds"].items())
-    print(f"wrote {manifest['output']['records']} records ({kinds}) to {args.output}; manifest {manifest_path(args.output)}", file=sys.stderr)
+    print(f"wrote {manifest['output']['records']} records ({kinds}) to {args.output}; manifest {manifest_path(args.output)}",
+          file=sys.stderr)
     return 0
 
 
@@ -194,7 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check config files, or show a config with every default filled in.",
                        epilog="examples:\n  ragsift config validate configs/exit.toml\n  ragsift config show ecorag-offline")
     csub = p.add_subparsers(dest="config_command", required=True)
-    v = csub.add_parser("validate", help="check config files (builds every plugin, checks model files, loads no weights)", formatter_class=_F,
+    v = csub.add_parser("validate", help="check config files (builds every plugin, checks model files, loads no weights)",
+                        formatter_class=_F,
                         epilog="examples:\n  ragsift config validate configs/*.toml")
     v.add_argument("files", nargs="+", help="config files or names in configs/")
     v.set_defaults(func=_cmd_config_validate)

@@ -337,7 +337,8 @@ def load_causal_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load
     return _load_pretrained(AutoModelForCausalLM, spec, device, dtype, load_in_4bit, adapter, fresh)
 
 
-def load_seq2seq_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False, adapter: str | None = None) -> tuple[Any, Any]:
+def load_seq2seq_lm(spec: str, *, device: str = "auto", dtype: str = "fp32", load_in_4bit: bool = False,
+                    adapter: str | None = None) -> tuple[Any, Any]:
     """(model, tokenizer) of a sequence-to-sequence LM (T5 family), cached per process."""
     from transformers import AutoModelForSeq2SeqLM
 

@@ -30,7 +30,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     run_evaluation(RunOptions(
         config=args.config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
-        resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]], progress=not args.quiet,
+        resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]],
+        progress=not args.quiet,
         shard=None if args.shard is None else parse_shard(args.shard), parquet=args.parquet, engine=args.engine,
     ))
     return 0

@@ -310,7 +310,8 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:
 padding:0 16px;color:#222}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;vertical-align:top}
-table.results td{text-align:right;white-space:nowrap}table.results small{color:#666}table.results td:first-child{text-align:left;font-weight:600}
+table.results td{text-align:right;white-space:nowrap}table.results small{color:#666}
+table.results td:first-child{text-align:left;font-weight:600}
 table.results th{background:#f3f3f3}td.sig{background:#fff3c4;font-weight:600}
 table.meta th{text-align:left;background:#f7f7f7;font-weight:600}table.meta td{font-family:monospace;font-size:12px}
 .note{background:#fff8e1;border-left:4px solid #f0b400;padding:8px 12px}.muted{color:#888}

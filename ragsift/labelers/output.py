@@ -53,7 +53,8 @@ def write_labels(
     manifest = {
         "labeler": {"name": labeler.registered_name or type(labeler).__name__, "config": labeler.config()},
         "input": None if input_path is None else {"path": str(input_path), "sha256": file_sha256(input_path)},
-        "output": {"path": str(output), "sha256": file_sha256(output), "records": sum(kinds.values()), "kinds": dict(sorted(kinds.items()))},
+        "output": {"path": str(output), "sha256": file_sha256(output), "records": sum(kinds.values()),
+                   "kinds": dict(sorted(kinds.items()))},
         "report": labeler.report(),
         "seconds": round(time.perf_counter() - start, 3),
         "ragsift_version": __version__,

@@ -24,7 +24,8 @@ class PresplitSplitter(Splitter):
 
     def __init__(self, **params: object) -> None:
         super().__init__(**params)
-        self._fallback = None if self.params.fallback is None else build_plugin("splitter", self.params.fallback, "PresplitSplitter fallback")
+        fallback = self.params.fallback
+        self._fallback = None if fallback is None else build_plugin("splitter", fallback, "PresplitSplitter fallback")
 
     def spans(self, text: str) -> list[tuple[int, int]]:  # pragma: no cover - split() is overridden
         raise ConfigError("PresplitSplitter needs documents, not bare text.")

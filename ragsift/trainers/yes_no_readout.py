@@ -116,7 +116,8 @@ class YesNoReadoutTrainer(Trainer):
             done = [load_file(str(folder / "features.safetensors"))["features"]]
         size = self.params.batch_size
         batches = range(sum(len(d) for d in done), len(prompts), size)
-        with job.progress_bar(len(range(0, len(prompts), size)), "features", initial=len(range(0, len(prompts), size)) - len(batches)) as bar:
+        total = len(range(0, len(prompts), size))
+        with job.progress_bar(total, "features", initial=total - len(batches)) as bar:
             for n, start in enumerate(batches, 1):
                 done.append(engine.hidden_states(prompts[start : start + size]).astype(np.float32))
                 bar.update(1)

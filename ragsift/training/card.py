@@ -51,7 +51,8 @@ def _markdown(card: dict[str, Any]) -> str:
     else:
         lines += ["No development questions.", ""]
     if report.get("final"):
-        lines += [f"Final step {report['final']['step']}: " + ", ".join(f"{k} {v:.4f}" for k, v in report["final"].items() if k != "step"), ""]
+        final = ", ".join(f"{k} {v:.4f}" for k, v in report["final"].items() if k != "step")
+        lines += [f"Final step {report['final']['step']}: {final}", ""]
     lines += [f"Figures: {', '.join(report.get('figures', [])) or 'none'}. Command: `{card['command']}`", ""]
     return "\n".join(lines)
 

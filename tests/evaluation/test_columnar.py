@@ -50,7 +50,8 @@ def test_records_round_trip_with_absent_values_and_extra_keys(tmp_path: Path) ->
     assert read_parquet(main_file) == [records[0], {**records[1]}]
     assert "extra_key" not in read_parquet(main_file)[1]
     flat = pq.read_table(sentences).to_pylist()
-    assert [(r["id"], r["sentence"], r["score"], r["kept"], r["rank"]) for r in flat] == [("a", "0:0", None, False, None), ("b", "0:0", 0.75, True, 0)]
+    assert [(r["id"], r["sentence"], r["score"], r["kept"], r["rank"]) for r in flat] == [
+        ("a", "0:0", None, False, None), ("b", "0:0", 0.75, True, 0)]
 
 
 @pytest.fixture

@@ -66,7 +66,8 @@ def test_behind_a_haystack_retriever_it_compresses_what_the_retriever_returns(sa
     retrieved = result["retriever"]["documents"]
     assert len(retrieved) == 6
     # the same documents in the retriever's order, compressed by the library directly
-    direct = ragsift.load_compressor("bm25").compress(ragsift.make_example(example.question, [(d.meta["title"], d.content) for d in retrieved]))
+    same_documents = ragsift.make_example(example.question, [(d.meta["title"], d.content) for d in retrieved])
+    direct = ragsift.load_compressor("bm25").compress(same_documents)
     kept_docs = sorted({direct.sentences[i].doc_index for i in direct.kept})
     out = result["compressor"]["documents"]
     assert [d.id for d in out] == [retrieved[i].id for i in kept_docs]

@@ -28,7 +28,8 @@ from ragsift.types import Example
 def to_nodes(example: Example) -> list[NodeWithScore]:
     nodes = []
     for i, d in enumerate(example.documents):
-        node = TextNode(text=d.text, metadata=original_metadata(example, i), id_=f"{example.id}/{i}", start_char_idx=0, end_char_idx=len(d.text),
+        node = TextNode(text=d.text, metadata=original_metadata(example, i), id_=f"{example.id}/{i}", start_char_idx=0,
+                        end_char_idx=len(d.text),
                         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=f"source-{d.title}")})
         nodes.append(NodeWithScore(node=node, score=1.0 - i / 10))
     return nodes
@@ -106,4 +107,5 @@ def test_an_empty_node_list_and_a_missing_query():
 
 def test_a_node_without_text_is_refused():
     with pytest.raises(TypeError, match="not a TextNode"):
-        RagsiftNodePostprocessor("bm25").postprocess_nodes([NodeWithScore(node=Node(text_resource=MediaResource(text="A b.")))], query_str="q")
+        not_text = NodeWithScore(node=Node(text_resource=MediaResource(text="A b.")))
+        RagsiftNodePostprocessor("bm25").postprocess_nodes([not_text], query_str="q")

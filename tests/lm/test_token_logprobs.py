@@ -38,7 +38,8 @@ def test_layouts_equal_each_sequence_alone(model, layout, last):
         hand = hand if last is None else hand[-last:]
         assert values.shape == hand.shape
         np.testing.assert_allclose(values, hand, atol=2e-5)
-    assert engine.stats["forward_passes"] == (2 if layout == "padded" else 3)  # padded: 2 batches of 2; packed: rows of 5+3 and 8 tokens, then 3
+    # padded: 2 batches of 2; packed: rows of 5+3 and 8 tokens, then 3
+    assert engine.stats["forward_passes"] == (2 if layout == "padded" else 3)
 
 
 def test_packing_runs_no_padding(model):

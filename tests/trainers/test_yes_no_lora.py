@@ -52,14 +52,16 @@ def test_defaults_are_exits_recipe_and_half_precision_needs_cuda():
 def test_loss_goes_down_and_the_adapter_scores_like_the_trainer(base, tmp_path, loss):
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=2))
     dev = list(load_examples(DATA / "hotpotqa-dev-ircot52-sf.json", limit=1))
-    result = _trainer(base, 8, loss=loss).train(TrainingJob(train=train, dev=dev, output=tmp_path / "lora", progress=False, checkpoint_every=5))
+    job = TrainingJob(train=train, dev=dev, output=tmp_path / "lora", progress=False, checkpoint_every=5)
+    result = _trainer(base, 8, loss=loss).train(job)
     losses = [h["train_loss"] for h in result.history]
     assert len(losses) == 8 and np.mean(losses[-3:]) < 0.7 * np.mean(losses[:3])
     assert (tmp_path / "lora" / "adapter_model.safetensors").is_file() and not list((tmp_path / "lora").glob("*.bin"))
     scorer = get_registry().create("scorer", "causal-yes-no", {k: v for k, v in result.scorer.items() if k != "name"} | {"device": "cpu"})
     splitter = PresplitSplitter(fallback="sentencizer")
     assert result.dev is not None
-    plain = get_registry().create("scorer", "causal-yes-no", {"model": base, "adapter": "", "device": "cpu", "overflow": "head-tail", "max_length": 256})
+    plain = get_registry().create("scorer", "causal-yes-no",
+                                  {"model": base, "adapter": "", "device": "cpu", "overflow": "head-tail", "max_length": 256})
     for example, expected in zip(dev, result.dev.scores, strict=True):
         sentences = splitter.split_all(example.documents)
         got = scorer.score(example, sentences)
@@ -75,7 +77,8 @@ def test_an_interrupted_run_resumes_to_the_same_adapter(base, tmp_path):
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=2))
     _trainer(base, 6).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=2))
     with pytest.raises(Interrupted):
-        _trainer(base, 6).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="yes-no-lora", checkpoint_every=2, stop_after=3))
+        _trainer(base, 6).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="yes-no-lora",
+                                               checkpoint_every=2, stop_after=3))
     assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["step"] == 2
     result = _trainer(base, 6).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                  checkpoint_every=2, resume=True))

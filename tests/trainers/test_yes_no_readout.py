@@ -89,7 +89,8 @@ def test_an_interrupted_run_resumes_to_the_same_readout(base, tmp_path):
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=3))
     _trainer(base).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=2))
     with pytest.raises(Interrupted):
-        _trainer(base).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="features", checkpoint_every=2, stop_after=3))
+        _trainer(base).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="features", checkpoint_every=2,
+                                            stop_after=3))
     assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["records"] > 0
     from safetensors.numpy import load_file
 
