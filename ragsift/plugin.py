@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 import types
-from abc import ABC
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, Self, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ragsift.errors import ConfigError
 
 __all__ = [
-    "Params", "ModelParams", "CausalLMParams", "Plugin", "PluginSpec", "merge_spec", "format_validation_error",
+    "Params", "ModelParams", "CausalLMParams", "Plugin", "ModelPlugin", "PluginSpec", "merge_spec", "format_validation_error",
     "accepts_bool", "reject_bool",
 ]
 
@@ -175,3 +175,33 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config()!r})"
+
+
+class ModelPlugin(Plugin):
+    """A plugin around a (model, tokenizer) pair it loads on first use (``warm_up``) or is handed
+    (:meth:`from_model`: tests, notebooks, trainers). Subclasses write :meth:`load_model`; those
+    that build something from the model (an engine, a prompt encoder) extend :meth:`attach`.
+    Mixed in before the stage base: ``class MyScorer(ModelPlugin, Scorer)``."""
+
+    needs_model: ClassVar[bool] = True
+    _model: Any = None
+    _tokenizer: Any = None
+
+    @classmethod
+    def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> Self:
+        """A plugin around a model already in memory; the ``model`` param then only names it."""
+        plugin = cls(**params)
+        plugin.attach(loaded_model, tokenizer)
+        return plugin
+
+    def warm_up(self) -> None:
+        if self._model is None:
+            self.attach(*self.load_model())
+
+    @abstractmethod
+    def load_model(self) -> tuple[Any, Any]:
+        """(model, tokenizer) named by the params."""
+
+    def attach(self, model: Any, tokenizer: Any) -> None:
+        """Use ``model`` and ``tokenizer`` from now on (set last: a failed attach is retried)."""
+        self._model, self._tokenizer = model, tokenizer

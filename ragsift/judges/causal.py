@@ -14,14 +14,14 @@ hidden state ``h`` after the prompt, from the same forward pass, instead of the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.plugin import CausalLMParams
+from ragsift.plugin import CausalLMParams, ModelPlugin
 
 __all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
@@ -48,32 +48,29 @@ class CausalJudgeParams(JudgeParams, CausalLMParams):
     readout: str | None = None
 
 
-class CausalJudge(Judge):
+class CausalJudge(ModelPlugin, Judge):
     """P(Yes) vs P(No) for "is this evidence enough?" on a causal chat model."""
 
     Params = CausalJudgeParams
-    needs_model: ClassVar[bool] = True
     label_params = ("positive_token", "negative_token")
     _readout: Any = None
 
-    def warm_up(self) -> None:
-        if self._model is not None:
-            return
+    def load_model(self) -> tuple[Any, Any]:
         from ragsift.models import load_causal_lm
 
-        model, tokenizer = load_causal_lm(
-            self.params.model, device=self.params.device, dtype=self.params.dtype,
-            load_in_4bit=self.params.load_in_4bit, adapter=self.params.adapter,
-        )
+        p = self.params
+        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
+
+    def attach(self, model: Any, tokenizer: Any) -> None:
         self._engine = YesNoEngine(model, tokenizer, self.params.positive_token, self.params.negative_token,
                                    batch_size=self.params.batch_size, owner="CausalJudge")
         self.label_ids = (self._engine.positive_id, self._engine.negative_id)
-        self._model, self._tokenizer = model, tokenizer
         if self.params.readout is not None:
             from ragsift.models import resolve_local_path
             from ragsift.scorers.causal_yes_no import load_readout
 
             self._readout = load_readout(str(resolve_local_path(self.params.readout)), "CausalJudge")
+        super().attach(model, tokenizer)
 
     @property
     def engine(self) -> YesNoEngine:

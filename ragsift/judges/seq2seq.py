@@ -10,7 +10,7 @@ cut. Every assumption is listed in docs/ecorag.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any
 
 from pydantic import Field
 
@@ -18,7 +18,7 @@ from ragsift.errors import ConfigError
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import encode_prompts, single_token_id, two_way_probability
 from ragsift.lm.layouts import chunks, padded_batch
-from ragsift.plugin import ModelParams
+from ragsift.plugin import ModelParams, ModelPlugin
 
 __all__ = ["Seq2SeqJudge", "Seq2SeqJudgeParams", "PAPER_EVALUATOR_MODEL", "DEFAULT_SEQ2SEQ_TEMPLATE"]
 
@@ -39,19 +39,18 @@ class Seq2SeqJudgeParams(JudgeParams, ModelParams):
     max_length: int = Field(default=2048, ge=1)
 
 
-class Seq2SeqJudge(Judge):
+class Seq2SeqJudge(ModelPlugin, Judge):
     """P(``<EVI>``) vs P(``<NOT>``) at the first decoder step of a T5-family model."""
 
     Params = Seq2SeqJudgeParams
-    needs_model: ClassVar[bool] = True
     label_params = ("evidential_token", "not_evidential_token")
 
-    def warm_up(self) -> None:
-        if self._model is not None:
-            return
+    def load_model(self) -> tuple[Any, Any]:
         from ragsift.models import load_seq2seq_lm
 
-        model, tokenizer = load_seq2seq_lm(self.params.model, device=self.params.device, dtype=self.params.dtype)
+        return load_seq2seq_lm(self.params.model, device=self.params.device, dtype=self.params.dtype)
+
+    def attach(self, model: Any, tokenizer: Any) -> None:
         labels = [self.params.evidential_token, self.params.not_evidential_token]
         if self.params.add_tokens:
             vocab = tokenizer.get_vocab()
@@ -67,8 +66,8 @@ class Seq2SeqJudge(Judge):
                 f"Seq2SeqJudge: model '{self.params.model}' has no decoder_start_token_id; "
                 f"use an encoder-decoder model of the T5 family."
             )
-        self._model, self._tokenizer = model, tokenizer
         self.label_ids = (ids[0], ids[1])
+        super().attach(model, tokenizer)
 
     def probabilities(self, question: str, evidence_sets: Sequence[Sequence[str]]) -> list[float]:
         if not evidence_sets:

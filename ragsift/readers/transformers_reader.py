@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
 from ragsift.models import OFFLINE_SMOLLM2, describe_model
-from ragsift.plugin import ModelParams
+from ragsift.plugin import ModelParams, ModelPlugin
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderParams, cut_at_stop
 
 __all__ = ["TransformersReader", "TransformersReaderParams"]
@@ -24,7 +24,7 @@ class TransformersReaderParams(ReaderParams, ModelParams):
     )
 
 
-class TransformersReader(Reader):
+class TransformersReader(ModelPlugin, Reader):
     """Greedy decoding with a local causal LM.
 
     The prompt goes through the tokenizer's chat template when it has one (system + user
@@ -34,21 +34,13 @@ class TransformersReader(Reader):
     """
 
     Params = TransformersReaderParams
-    needs_model: ClassVar[bool] = True
+    _device: str | None = None
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self._device: str | None = None
-
-    def warm_up(self) -> None:
-        if self._model is not None:
-            return
+    def load_model(self) -> tuple[Any, Any]:
         from ragsift.models import load_causal_lm, resolve_device
 
         self._device = resolve_device(self.params.device)
-        self._model, self._tokenizer = load_causal_lm(self.params.model, device=self._device, dtype=self.params.dtype)
+        return load_causal_lm(self.params.model, device=self._device, dtype=self.params.dtype)
 
     def tokenizer_spec(self) -> str | None:
         return self.params.model

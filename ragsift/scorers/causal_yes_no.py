@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -29,7 +29,7 @@ from ragsift.lm import (
     YesNoTemplate,
     resolve_max_length,
 )
-from ragsift.plugin import CausalLMParams
+from ragsift.plugin import CausalLMParams, ModelPlugin
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -112,46 +112,32 @@ class CausalYesNoParams(CausalLMParams):
 
 
 
-class CausalYesNoScorer(Scorer):
+class CausalYesNoScorer(ModelPlugin, Scorer):
     """Scores each sentence by a causal LM's normalised P("Yes") (EXIT's classifier)."""
 
     Params = CausalYesNoParams
-    #: scoring loads a language model (the conformance kit checks only what needs none)
-    needs_model: ClassVar[bool] = True
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self._model: Any = None
         self._encoder: YesNoPromptEncoder | None = None
         self._engine: YesNoEngine | None = None
         self._readout: tuple[Any, float] | None = None
         #: counters of the last ``score`` call: prompts, forward passes, tokens run through the model
         self.stats: dict[str, Any] = {}
 
-    @classmethod
-    def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> CausalYesNoScorer:
-        """A scorer around a model already in memory (tests, notebooks, trainers); the ``model``
-        param then only names it."""
-        scorer = cls(**params)
-        scorer._attach(loaded_model, tokenizer)
-        return scorer
-
-    def warm_up(self) -> None:
-        if self._model is not None:
-            return
+    def load_model(self) -> tuple[Any, Any]:
         from ragsift.models import load_causal_lm
 
         p = self.params
-        model, tokenizer = load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
-        self._attach(model, tokenizer)
+        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
 
-    def _attach(self, model: Any, tokenizer: Any) -> None:
+    def attach(self, model: Any, tokenizer: Any) -> None:
         p, owner = self.params, type(self).__name__
         max_length = resolve_max_length(p.max_length, model.config, tokenizer)
         self._engine = YesNoEngine(model, tokenizer, "Yes", "No", batch_size=p.batch_size, owner=owner)
         self._encoder = YesNoPromptEncoder(tokenizer, p.template, max_length, p.overflow, owner=owner)
         self._readout = None if p.readout is None else load_readout(p.readout, owner)
-        self._model = model
+        super().attach(model, tokenizer)
 
     def check_model_files(self) -> None:
         """``ragsift config validate`` (no weights load): the model and the adapter as every model

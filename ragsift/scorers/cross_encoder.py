@@ -13,13 +13,13 @@ through the same function, :func:`cross_encoder_scores`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from ragsift.lm.sentence_prompt import document_context
-from ragsift.plugin import Params
+from ragsift.plugin import ModelPlugin, Params
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -64,25 +64,18 @@ class CrossEncoderParams(Params):
     dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
 
 
-class CrossEncoderScorer(Scorer):
+class CrossEncoderScorer(ModelPlugin, Scorer):
     """sigmoid(logit) of a cross-encoder over (query, sentence, own document)."""
 
     Params = CrossEncoderParams
-    needs_model: ClassVar[bool] = True
     conformance_params = {"model": "models/cross-encoder-minilm"}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._model: Any = None
-        self._tokenizer: Any = None
+    def load_model(self) -> tuple[Any, Any]:
+        from ragsift.models import load_sequence_classifier, resolve_local_path
 
-    def warm_up(self) -> None:
-        if self._model is None:
-            from ragsift.models import load_sequence_classifier, resolve_local_path
-
-            path = resolve_local_path(self.params.model)
-            spec = str(path) if path.exists() else self.params.model
-            self._model, self._tokenizer = load_sequence_classifier(spec, device=self.params.device, dtype=self.params.dtype)
+        path = resolve_local_path(self.params.model)
+        spec = str(path) if path.exists() else self.params.model
+        return load_sequence_classifier(spec, device=self.params.device, dtype=self.params.dtype)
 
     def logits(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         self.warm_up()

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ragsift.lm.prompts import resolve_max_length
 from ragsift.lm.token_logprobs import TokenLogProbEngine, start_token_id
-from ragsift.plugin import CausalLMParams
+from ragsift.plugin import CausalLMParams, ModelPlugin
 from ragsift.scorers.base import Scorer
 
 __all__ = ["LogProbParams", "LogProbScorer"]
@@ -30,11 +30,10 @@ class LogProbParams(CausalLMParams):
     max_length: int | None = Field(None, ge=8, le=1_000_000)
 
 
-class LogProbScorer(Scorer):
+class LogProbScorer(ModelPlugin, Scorer):
     """A scorer over a causal LM's token log-probabilities; the model loads on first use."""
 
     Params: ClassVar[type[LogProbParams]] = LogProbParams
-    needs_model: ClassVar[bool] = True
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -45,24 +44,13 @@ class LogProbScorer(Scorer):
         #: counters of the last ``score`` call (sequences, forward passes, tokens run)
         self.stats: dict[str, Any] = {}
 
-    @classmethod
-    def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> LogProbScorer:
-        """A scorer around a model already in memory (tests, notebooks); ``model`` then only names it."""
-        scorer = cls(**params)
-        scorer._attach(loaded_model, tokenizer)
-        return scorer
-
-    def warm_up(self) -> None:
-        if self._engine is not None:
-            return
+    def load_model(self) -> tuple[Any, Any]:
         from ragsift.models import load_causal_lm
 
         p = self.params
-        model, tokenizer = load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit,
-                                          adapter=p.adapter)
-        self._attach(model, tokenizer)
+        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
 
-    def _attach(self, model: Any, tokenizer: Any) -> None:
+    def attach(self, model: Any, tokenizer: Any) -> None:
         p, owner = self.params, type(self).__name__
         self.start_id = start_token_id(tokenizer, p.start_token, owner)
         self.max_length = resolve_max_length(p.max_length, model.config, tokenizer)
@@ -70,6 +58,7 @@ class LogProbScorer(Scorer):
         self.tokenizer = tokenizer
         self._engine = TokenLogProbEngine(model, batch_size=p.batch_size, row_tokens=p.row_tokens, pad_id=int(pad),
                                           owner=owner)
+        super().attach(model, tokenizer)
 
     @property
     def engine(self) -> TokenLogProbEngine:

@@ -20,13 +20,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from pydantic import Field
 
 from ragsift.errors import ConfigError, PromptTooLongError
-from ragsift.plugin import ModelParams
+from ragsift.plugin import ModelParams, ModelPlugin
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -76,27 +76,13 @@ class ProvenceParams(ModelParams):
     batch_size: int = Field(8, ge=1, le=4096)
 
 
-class ProvenceScorer(Scorer):
+class ProvenceScorer(ModelPlugin, Scorer):
     """Score = mean keep probability of the sentence's tokens under Provence's token head."""
 
     Params = ProvenceParams
-    needs_model: ClassVar[bool] = True
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._model: Any = None
-        self._tokenizer: Any = None
-
-    @classmethod
-    def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> ProvenceScorer:
-        """A scorer around a model already in memory (tests, notebooks)."""
-        scorer = cls(**params)
-        scorer._model, scorer._tokenizer = loaded_model, tokenizer
-        return scorer
-
-    def warm_up(self) -> None:
-        if self._model is None:
-            self._model, self._tokenizer = load_provence(self.params.model, self.params.device, self.params.dtype)
+    def load_model(self) -> tuple[Any, Any]:
+        return load_provence(self.params.model, self.params.device, self.params.dtype)
 
     def score_range(self) -> tuple[float, float] | None:
         return (0.0, 1.0)

@@ -13,13 +13,13 @@ at a unit boundary; a unit's score is the mean over its tokens of ``softmax(logi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
-from ragsift.plugin import ModelParams
+from ragsift.plugin import ModelParams, ModelPlugin
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -42,30 +42,15 @@ class TokenClassifierParams(ModelParams):
     force: list[str] = Field(default_factory=lambda: ["\n", "?"])
 
 
-class TokenClassifierScorer(Scorer):
+class TokenClassifierScorer(ModelPlugin, Scorer):
     """Score = mean P(label) over the unit's tokens under a token classifier."""
 
     Params = TokenClassifierParams
-    needs_model: ClassVar[bool] = True
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._model: Any = None
-        self._tokenizer: Any = None
+    def load_model(self) -> tuple[Any, Any]:
+        from ragsift.models import load_token_classifier
 
-    @classmethod
-    def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> TokenClassifierScorer:
-        """A scorer around a model already in memory (tests, notebooks)."""
-        scorer = cls(**params)
-        scorer._model, scorer._tokenizer = loaded_model, tokenizer
-        return scorer
-
-    def warm_up(self) -> None:
-        if self._model is None:
-            from ragsift.models import load_token_classifier
-
-            self._model, self._tokenizer = load_token_classifier(self.params.model, device=self.params.device,
-                                                                 dtype=self.params.dtype)
+        return load_token_classifier(self.params.model, device=self.params.device, dtype=self.params.dtype)
 
     def score_range(self) -> tuple[float, float] | None:
         return (0.0, 1.0)
