@@ -22,7 +22,7 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from ragsift.integrations.sifting import METADATA_KEY, CompressorSpec, DocumentSifter, missing_framework
+from ragsift.integrations.sifting import METADATA_KEY, CompressorSpec, SiftingAdapter, missing_framework
 
 try:
     from haystack import Document, component, default_from_dict, default_to_dict
@@ -33,27 +33,16 @@ __all__ = ["RagsiftCompressor"]
 
 
 @component
-class RagsiftCompressor:
-    """Keeps the sentences a ragsift compressor selects for the query, per document.
-
-    ``compressor``: a config name or path (``"bm25"``, ``"configs/embedding.toml"``), a compressor
-    spec table (``{"name": "bm25", "selector": {"k": 3}}``) or a built ragsift ``Compressor``.
-    The compressor is built (and its config checked) at once; its models load at ``warm_up()``
-    (a Pipeline calls it) or on the first run. Documents without text content are refused.
+class RagsiftCompressor(SiftingAdapter):
+    """Keeps the sentences a ragsift compressor selects for the query, per document (``compressor``:
+    a :data:`~ragsift.integrations.sifting.CompressorSpec`; its models load at ``warm_up()``, which
+    a Pipeline calls, or on the first run). Documents without text content are refused.
     """
 
     def __init__(self, compressor: CompressorSpec = "bm25", title_key: str = "title", sentence_separator: str = " ") -> None:
         self.title_key = title_key
         self.sentence_separator = sentence_separator
-        self._sifter = DocumentSifter(compressor, sentence_separator=sentence_separator, owner=type(self).__name__)
-
-    @property
-    def compressor_name(self) -> str:
-        return self._sifter.name
-
-    def warm_up(self) -> None:
-        """Load the compressor's models (once)."""
-        self._sifter.warm_up()
+        self._start_sifter(compressor)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(self, compressor=self._sifter.spec(), title_key=self.title_key,
@@ -70,8 +59,7 @@ class RagsiftCompressor:
         for i, doc in enumerate(documents):
             if not isinstance(doc.content, str):
                 raise ValueError(f"{type(self).__name__}: document {i} ({doc.id}) has no text content; only text can be compressed.")
-            title = doc.meta.get(self.title_key, "")
-            pairs.append((title if isinstance(title, str) else "", doc.content))
+            pairs.append(self.titled(doc.meta, doc.content))
         out = [
             dataclasses.replace(documents[sifted.index], content=sifted.text,
                                 meta={**documents[sifted.index].meta, METADATA_KEY: sifted.metadata})

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ragsift.integrations.sifting import METADATA_KEY, CompressorSpec, DocumentSifter, missing_framework
+from ragsift.integrations.sifting import METADATA_KEY, DocumentSifter, SiftingAdapter, missing_framework
 
 try:
     from langchain_core.callbacks import Callbacks
@@ -30,13 +30,9 @@ except ImportError as exc:
 __all__ = ["RagsiftDocumentCompressor"]
 
 
-class RagsiftDocumentCompressor(BaseDocumentCompressor):
-    """Keeps the sentences a ragsift compressor selects for the query, per document.
-
-    ``compressor``: a config name or path (``"bm25"``, ``"configs/embedding.toml"``), a compressor
-    spec table (``{"name": "bm25", "selector": {"k": 3}}``) or a built ragsift ``Compressor``.
-    The compressor is built (and its config checked) at once; its models load on first use.
-    """
+class RagsiftDocumentCompressor(SiftingAdapter, BaseDocumentCompressor):
+    """Keeps the sentences a ragsift compressor selects for the query, per document
+    (``compressor``: a :data:`~ragsift.integrations.sifting.CompressorSpec`)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -47,25 +43,10 @@ class RagsiftDocumentCompressor(BaseDocumentCompressor):
     sentence_separator: str = " "
     _sifter: DocumentSifter = PrivateAttr()
 
-    def __init__(self, compressor: CompressorSpec = "bm25", **fields: Any) -> None:
-        super().__init__(**{**fields, "compressor": compressor})
-        self._sifter = DocumentSifter(compressor, sentence_separator=self.sentence_separator, owner=type(self).__name__)
-
-    @property
-    def compressor_name(self) -> str:
-        return self._sifter.name
-
-    def warm_up(self) -> None:
-        """Load the compressor's models now rather than on the first query."""
-        self._sifter.warm_up()
-
     def compress_documents(self, documents: Sequence[LangChainDocument], query: str,
                            callbacks: Callbacks | None = None) -> Sequence[LangChainDocument]:
         documents = list(documents)
-        pairs = []
-        for doc in documents:
-            title = doc.metadata.get(self.title_key, "")
-            pairs.append((title if isinstance(title, str) else "", doc.page_content))
+        pairs = [self.titled(doc.metadata, doc.page_content) for doc in documents]
         return [
             LangChainDocument(page_content=sifted.text, id=documents[sifted.index].id,
                               metadata={**documents[sifted.index].metadata, METADATA_KEY: sifted.metadata})

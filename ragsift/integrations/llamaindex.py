@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragsift.integrations.sifting import METADATA_KEY, CompressorSpec, DocumentSifter, missing_framework
+from ragsift.integrations.sifting import METADATA_KEY, DocumentSifter, SiftingAdapter, missing_framework
 
 try:
     from llama_index.core.bridge.pydantic import PrivateAttr
@@ -28,14 +28,10 @@ except ImportError as exc:
 __all__ = ["RagsiftNodePostprocessor"]
 
 
-class RagsiftNodePostprocessor(BaseNodePostprocessor):
-    """Keeps the sentences a ragsift compressor selects for the query, per node.
-
-    ``compressor``: a config name or path (``"bm25"``, ``"configs/embedding.toml"``), a compressor
-    spec table (``{"name": "bm25", "selector": {"k": 3}}``) or a built ragsift ``Compressor``.
-    The compressor is built (and its config checked) at once; its models load on first use.
-    Nodes that are not text nodes cannot be compressed and are refused.
-    """
+class RagsiftNodePostprocessor(SiftingAdapter, BaseNodePostprocessor):
+    """Keeps the sentences a ragsift compressor selects for the query, per node (``compressor``:
+    a :data:`~ragsift.integrations.sifting.CompressorSpec`). Nodes that are not text nodes cannot
+    be compressed and are refused."""
 
     compressor: Any = "bm25"
     #: the metadata key that holds a node's title (ragsift's scorers and assemblers may use it)
@@ -44,21 +40,9 @@ class RagsiftNodePostprocessor(BaseNodePostprocessor):
     sentence_separator: str = " "
     _sifter: DocumentSifter = PrivateAttr()
 
-    def __init__(self, compressor: CompressorSpec = "bm25", **fields: Any) -> None:
-        super().__init__(**{**fields, "compressor": compressor})
-        self._sifter = DocumentSifter(compressor, sentence_separator=self.sentence_separator, owner=type(self).__name__)
-
     @classmethod
     def class_name(cls) -> str:
         return "RagsiftNodePostprocessor"
-
-    @property
-    def compressor_name(self) -> str:
-        return self._sifter.name
-
-    def warm_up(self) -> None:
-        """Load the compressor's models now rather than on the first query."""
-        self._sifter.warm_up()
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         if query_bundle is None:
@@ -68,8 +52,7 @@ class RagsiftNodePostprocessor(BaseNodePostprocessor):
             if not isinstance(scored.node, TextNode):
                 raise TypeError(f"{type(self).__name__}: node {i} ({scored.node.node_id}) is a {type(scored.node).__name__}, "
                                 "not a TextNode; only text can be compressed.")
-            title = scored.node.metadata.get(self.title_key, "")
-            pairs.append((title if isinstance(title, str) else "", scored.node.get_content(metadata_mode=MetadataMode.NONE)))
+            pairs.append(self.titled(scored.node.metadata, scored.node.get_content(metadata_mode=MetadataMode.NONE)))
         out = []
         for sifted in self._sifter.sift(query_bundle.query_str, pairs):
             original = nodes[sifted.index]

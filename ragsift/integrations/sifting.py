@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ragsift.api import load_compressor
 from ragsift.compressors.base import Compressor
@@ -31,8 +31,8 @@ from ragsift.errors import MissingDependencyError, UsageError
 from ragsift.registry import build_plugin
 from ragsift.types import Document, Example
 
-__all__ = ["METADATA_KEY", "CompressorSpec", "SiftedDocument", "DocumentSifter", "build_compressor", "split_record",
-           "missing_framework"]
+__all__ = ["METADATA_KEY", "CompressorSpec", "SiftedDocument", "DocumentSifter", "SiftingAdapter", "build_compressor",
+           "split_record", "missing_framework"]
 
 #: the metadata key under which adapters put ragsift's per-document record
 METADATA_KEY = "ragsift"
@@ -139,6 +139,42 @@ class DocumentSifter:
             self._warm_up_locked()
             record = self.compressor.compress(example).to_record()
         return split_record(record, [text for _, text in documents], self.name, self.sentence_separator)
+
+
+class SiftingAdapter:
+    """What the framework adapters share: a :class:`DocumentSifter` built at once from
+    ``compressor`` (a :data:`CompressorSpec`; models load on first use or at :meth:`warm_up`), the
+    compressor's name, and each document read as a ``(title, text)`` pair, the title from its
+    metadata under ``title_key``. Mixed in before the framework's base class."""
+
+    if TYPE_CHECKING:  # fields of the adapter (pydantic fields or plain attributes)
+        title_key: str
+        sentence_separator: str
+        _sifter: DocumentSifter
+
+    def __init__(self, compressor: CompressorSpec = "bm25", **fields: Any) -> None:
+        """For adapters that are pydantic models: ``compressor`` and the other fields validated
+        by the framework's model, then the sifter built."""
+        super().__init__(**{**fields, "compressor": compressor})
+        self._start_sifter(compressor)
+
+    def _start_sifter(self, compressor: CompressorSpec) -> None:
+        self._sifter = DocumentSifter(compressor, sentence_separator=self.sentence_separator, owner=type(self).__name__)
+
+    @property
+    def compressor_name(self) -> str:
+        """The compressor's registered name (``bm25``)."""
+        return self._sifter.name
+
+    def warm_up(self) -> None:
+        """Load the compressor's models now rather than on the first query (once)."""
+        self._sifter.warm_up()
+
+    def titled(self, metadata: Mapping[str, Any], text: Any) -> tuple[str, Any]:
+        """``(title, text)`` of one document: its title from ``metadata[title_key]`` ("" when
+        missing or not a string)."""
+        title = metadata.get(self.title_key, "")
+        return (title if isinstance(title, str) else "", text)
 
 
 def split_record(record: Mapping[str, Any], texts: Sequence[str], name: str, separator: str = " ") -> list[SiftedDocument]:
