@@ -4,43 +4,20 @@ like the trainer, and an interrupted run resumes to the same weights."""
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from interrupted_training import Interrupted, InterruptedJob
+from tiny_bert import tiny_bert_and_data
 
-from ragsift.datasets import load_examples
 from ragsift.registry import get_registry
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.trainers.base import TrainingJob
 
 
-def _tiny_bert(folder: Path, texts: list[str]) -> str:
-    import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    words = sorted({w for t in texts for w in re.findall(r"\w+", t.lower())})[:400]
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
-    BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    data_dir = Path(__file__).resolve().parents[1] / "data"
-    train = list(load_examples(data_dir / "hotpotqa-train-sf100.json", limit=4))
-    dev = list(load_examples(data_dir / "hotpotqa-dev-ircot52-sf.json", limit=2))
-    texts = [e.question for e in train + dev] + [d.text for e in train + dev for d in e.documents]
-    return train, dev, _tiny_bert(tmp_path_factory.mktemp("bert"), texts)
+    return tiny_bert_and_data(tmp_path_factory.mktemp("bert"), train_limit=4, dev_limit=2)
 
 
 def _trainer(base: str, steps: int):

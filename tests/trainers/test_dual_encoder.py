@@ -5,76 +5,22 @@ loads into the dual-encoder scorer and gives the trainer's scores, and an interr
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from interrupted_training import Interrupted, InterruptedJob
+from tiny_bert import tiny_bert_and_data
 
-from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
 from ragsift.registry import get_registry
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.trainers.base import TrainingJob
 
 
-def _tiny_bert(folder: Path, texts: list[str]) -> str:
-    import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    words = sorted({w for t in texts for w in re.findall(r"\w+", t.lower())})[:600]
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
-    BertModel(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    data_dir = Path(__file__).resolve().parents[1] / "data"
-    train = list(load_examples(data_dir / "hotpotqa-train-sf100.json", limit=12))
-    dev = list(load_examples(data_dir / "hotpotqa-dev-ircot52-sf.json", limit=3))
-    texts = [e.question for e in train + dev] + [d.text for e in train + dev for d in e.documents]
-    return train, dev, _tiny_bert(tmp_path_factory.mktemp("bert"), texts)
-
-
-class _Interrupted(Exception):
-    pass
-
-
-class _Bar:
-    def __init__(self, stop_after: int | None) -> None:
-        self.updates, self.stop_after = 0, stop_after
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n: int) -> None:
-        self.updates += n
-        if self.stop_after is not None and self.updates >= self.stop_after:
-            raise _Interrupted
-
-    def set_postfix(self, *args, **kwargs) -> None:
-        pass
-
-
-@dataclass
-class _InterruptedJob(TrainingJob):
-    stop_after: int | None = None
-    phase: str = "dual-encoder"
-
-    def progress_bar(self, total, desc, initial=0):
-        return _Bar(self.stop_after if desc == self.phase else None)
+    return tiny_bert_and_data(tmp_path_factory.mktemp("bert"), train_limit=12, dev_limit=3, max_words=600)
 
 
 def _trainer(base: str, steps: int, **extra):
@@ -138,9 +84,9 @@ def test_an_interrupted_run_resumes_to_the_same_head(tmp_path, data, phase):
     train, dev, base = data
     _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=4,
                                          labeler=_labeler()))
-    with pytest.raises(_Interrupted):
-        _trainer(base, 12).train(_InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=4,
-                                                 stop_after=6, phase=phase, labeler=_labeler()))
+    with pytest.raises(Interrupted):
+        _trainer(base, 12).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=4,
+                                                stop_after=6, stop_bar=phase, labeler=_labeler()))
     if phase == "dual-encoder":
         assert json.loads((tmp_path / "cut" / "checkpoint" / "head" / "state.json").read_text())["step"] == 4
     else:

@@ -5,12 +5,12 @@ the same readout."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tiny_causal_lm as tiny
+from interrupted_training import Interrupted, InterruptedJob
 
 from ragsift.datasets import load_examples
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
@@ -26,37 +26,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def base(tmp_path_factory):
     tok = load_tokenizer(OFFLINE_SMOLLM2)
     return tiny.save_tiny_lm(tmp_path_factory.mktemp("tiny") / "llama", tiny.build_tiny_lm("llama", len(tok), seed=5), tok)
-
-
-class _Interrupted(Exception):
-    pass
-
-
-class _Bar:
-    def __init__(self, stop_after: int | None) -> None:
-        self.updates, self.stop_after = 0, stop_after
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n: int) -> None:
-        self.updates += n
-        if self.stop_after is not None and self.updates >= self.stop_after:
-            raise _Interrupted
-
-    def set_postfix(self, *args, **kwargs) -> None:
-        pass
-
-
-@dataclass
-class _InterruptedJob(TrainingJob):
-    stop_after: int | None = None
-
-    def progress_bar(self, total, desc, initial=0):
-        return _Bar(self.stop_after if desc == "features" else None)
 
 
 def _trainer(base: str):
@@ -99,8 +68,9 @@ def test_training_fits_and_the_judge_loads_the_readout(base, tmp_path):
 def test_an_interrupted_run_resumes_to_the_same_readout(base, tmp_path):
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=3))
     _trainer(base).train(TrainingJob(train=train, dev=[], output=tmp_path / "fresh", progress=False, checkpoint_every=2))
-    with pytest.raises(_Interrupted):
-        _trainer(base).train(_InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=2, stop_after=3))
+    with pytest.raises(Interrupted):
+        _trainer(base).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="features", checkpoint_every=2,
+                                            stop_after=3))
     assert (tmp_path / "cut" / "checkpoint" / "features.safetensors").is_file()
     _trainer(base).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False, checkpoint_every=2, resume=True))
     fresh = load_readout(str(tmp_path / "fresh" / "readout.safetensors"))
