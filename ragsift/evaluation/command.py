@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragsift.cli_types import positive_int
+
 __all__ = ["add_evaluate_command", "add_merge_command"]
 
 _EPILOG = """examples:
@@ -45,13 +47,6 @@ def _cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
-    return value
-
-
 def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``evaluate`` to the ``ragsift`` command line."""
     p = subparsers.add_parser(
@@ -64,7 +59,7 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
     p.add_argument("--data", "-d", help="dataset file (default: the config's [dataset], else the bundled HotpotQA sample)")
     p.add_argument("--format", "-f", help="dataset loader name (default: the config's [dataset] name, else detected)")
     p.add_argument("--out", "-o", required=True, help="run directory")
-    p.add_argument("--limit", type=_positive, help="only the first N examples (overrides [evaluation] limit)")
+    p.add_argument("--limit", type=positive_int, help="only the first N examples (overrides [evaluation] limit)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted run: skip examples already written")
     p.add_argument("--allow-mixed", action="store_true",
                    help="with --resume: continue although ragsift's version or a model file changed since the run "

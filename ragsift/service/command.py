@@ -9,25 +9,13 @@ import socket
 import sys
 from typing import Any
 
+from ragsift.cli_types import positive
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
 
 __all__ = ["add_serve_command", "TOKEN_ENV"]
 
 #: the environment variable the bearer token is read from (``--token-env`` names another)
 TOKEN_ENV = "RAGSIFT_SERVE_TOKEN"
-
-
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0; got {text}")
-        return value
-
-    return parse
 
 
 def add_serve_command(sub: Any) -> None:
@@ -47,19 +35,19 @@ def add_serve_command(sub: Any) -> None:
     p.add_argument("--config", "-c", required=True, help="config file or name in configs/ (one compressor)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port, printed at start)")
-    p.add_argument("--max-batch-examples", type=_positive(int), default=d.max_batch_examples,
+    p.add_argument("--max-batch-examples", type=positive(int), default=d.max_batch_examples,
                    help=f"examples compressed together at most (default {d.max_batch_examples})")
     p.add_argument("--max-wait-ms", type=float, default=d.max_wait_ms,
                    help=f"how long the first waiting request waits for others to join its batch (default {d.max_wait_ms})")
-    p.add_argument("--max-request-bytes", type=_positive(int), default=d.max_request_bytes,
+    p.add_argument("--max-request-bytes", type=positive(int), default=d.max_request_bytes,
                    help=f"largest request body (default {d.max_request_bytes}); larger: 413")
-    p.add_argument("--max-examples", type=_positive(int), default=d.max_examples,
+    p.add_argument("--max-examples", type=positive(int), default=d.max_examples,
                    help=f"examples per request at most (default {d.max_examples}); more: 413")
-    p.add_argument("--max-documents", type=_positive(int), default=d.max_documents,
+    p.add_argument("--max-documents", type=positive(int), default=d.max_documents,
                    help=f"documents per example at most (default {d.max_documents}); more: 413")
     p.add_argument("--token-env", default=TOKEN_ENV, help=f"NAME of the environment variable holding the bearer token "
                    f"(default {TOKEN_ENV}; unset or empty: no token needed)")
-    p.add_argument("--keep-alive", type=_positive(float), default=30.0,
+    p.add_argument("--keep-alive", type=positive(float), default=30.0,
                    help="seconds an idle keep-alive connection stays open (default 30; uvicorn's own default is 5: "
                    "a slow client reusing a connection as the server closes it sees a connection error)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragsift.cli_types import positive_int
 from ragsift.errors import ConfigError
 
 __all__ = ["add_train_command", "run_training", "TrainOptions"]
@@ -153,13 +154,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1; got {value}")
-    return value
-
-
 def add_train_command(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``train`` to the ``ragsift`` command line."""
     p = subparsers.add_parser(
@@ -171,7 +165,7 @@ def add_train_command(subparsers: argparse._SubParsersAction) -> argparse.Argume
     p.add_argument("--config", "-c", required=True, help="training config file or name in configs/train/")
     p.add_argument("--output", "-o", help="output folder (default: the config's [training] output)")
     p.add_argument("--resume", action="store_true", help="continue from the output folder's checkpoint")
-    p.add_argument("--limit", type=_positive, help="only the first N training and development questions (smoke runs)")
+    p.add_argument("--limit", type=positive_int, help="only the first N training and development questions (smoke runs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_train)
     return p
