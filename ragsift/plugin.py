@@ -17,8 +17,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from ragsift.errors import ConfigError
 
 __all__ = [
-    "Params", "ModelParams", "CausalLMParams", "Plugin", "ModelPlugin", "PluginSpec", "merge_spec", "format_validation_error",
-    "accepts_bool", "reject_bool",
+    "Params", "ModelParams", "CausalLMParams", "Plugin", "ModelPlugin", "CausalLMPlugin", "PluginSpec", "merge_spec",
+    "format_validation_error", "accepts_bool", "reject_bool",
 ]
 
 
@@ -205,3 +205,14 @@ class ModelPlugin(Plugin):
     def attach(self, model: Any, tokenizer: Any) -> None:
         """Use ``model`` and ``tokenizer`` from now on (set last: a failed attach is retried)."""
         self._model, self._tokenizer = model, tokenizer
+
+
+class CausalLMPlugin(ModelPlugin):
+    """A :class:`ModelPlugin` whose params are :class:`CausalLMParams`: it loads that causal LM
+    (device, precision, 4-bit weights and adapter as the params say)."""
+
+    def load_model(self) -> tuple[Any, Any]:
+        from ragsift.models import load_causal_lm
+
+        p = self.params
+        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)

@@ -21,7 +21,7 @@ from pydantic import Field
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.plugin import CausalLMParams, ModelPlugin
+from ragsift.plugin import CausalLMParams, CausalLMPlugin
 
 __all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
@@ -48,18 +48,12 @@ class CausalJudgeParams(JudgeParams, CausalLMParams):
     readout: str | None = None
 
 
-class CausalJudge(ModelPlugin, Judge):
+class CausalJudge(CausalLMPlugin, Judge):
     """P(Yes) vs P(No) for "is this evidence enough?" on a causal chat model."""
 
     Params = CausalJudgeParams
     label_params = ("positive_token", "negative_token")
     _readout: Any = None
-
-    def load_model(self) -> tuple[Any, Any]:
-        from ragsift.models import load_causal_lm
-
-        p = self.params
-        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
 
     def attach(self, model: Any, tokenizer: Any) -> None:
         self._engine = YesNoEngine(model, tokenizer, self.params.positive_token, self.params.negative_token,

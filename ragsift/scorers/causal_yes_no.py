@@ -29,7 +29,7 @@ from ragsift.lm import (
     YesNoTemplate,
     resolve_max_length,
 )
-from ragsift.plugin import CausalLMParams, ModelPlugin
+from ragsift.plugin import CausalLMParams, CausalLMPlugin
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -112,7 +112,7 @@ class CausalYesNoParams(CausalLMParams):
 
 
 
-class CausalYesNoScorer(ModelPlugin, Scorer):
+class CausalYesNoScorer(CausalLMPlugin, Scorer):
     """Scores each sentence by a causal LM's normalised P("Yes") (EXIT's classifier)."""
 
     Params = CausalYesNoParams
@@ -124,12 +124,6 @@ class CausalYesNoScorer(ModelPlugin, Scorer):
         self._readout: tuple[Any, float] | None = None
         #: counters of the last ``score`` call: prompts, forward passes, tokens run through the model
         self.stats: dict[str, Any] = {}
-
-    def load_model(self) -> tuple[Any, Any]:
-        from ragsift.models import load_causal_lm
-
-        p = self.params
-        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
 
     def attach(self, model: Any, tokenizer: Any) -> None:
         p, owner = self.params, type(self).__name__

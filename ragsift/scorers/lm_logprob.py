@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ragsift.lm.prompts import resolve_max_length
 from ragsift.lm.token_logprobs import TokenLogProbEngine, start_token_id
-from ragsift.plugin import CausalLMParams, ModelPlugin
+from ragsift.plugin import CausalLMParams, CausalLMPlugin
 from ragsift.scorers.base import Scorer
 
 __all__ = ["LogProbParams", "LogProbScorer"]
@@ -30,7 +30,7 @@ class LogProbParams(CausalLMParams):
     max_length: int | None = Field(None, ge=8, le=1_000_000)
 
 
-class LogProbScorer(ModelPlugin, Scorer):
+class LogProbScorer(CausalLMPlugin, Scorer):
     """A scorer over a causal LM's token log-probabilities; the model loads on first use."""
 
     Params: ClassVar[type[LogProbParams]] = LogProbParams
@@ -43,12 +43,6 @@ class LogProbScorer(ModelPlugin, Scorer):
         self.max_length = 0
         #: counters of the last ``score`` call (sequences, forward passes, tokens run)
         self.stats: dict[str, Any] = {}
-
-    def load_model(self) -> tuple[Any, Any]:
-        from ragsift.models import load_causal_lm
-
-        p = self.params
-        return load_causal_lm(p.model, device=p.device, dtype=p.dtype, load_in_4bit=p.load_in_4bit, adapter=p.adapter)
 
     def attach(self, model: Any, tokenizer: Any) -> None:
         p, owner = self.params, type(self).__name__
