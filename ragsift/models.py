@@ -178,17 +178,7 @@ def _gguf_tokenizer(location: ModelLocation) -> Path:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(location.path, gguf_file=location.gguf_file)
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    tmp.mkdir(parents=True, exist_ok=True)
-    tokenizer.save_pretrained(tmp)
-    (tmp / "ragsift-source.json").write_text(json.dumps({"gguf": str(location.file), "sha256": digest}))
-    if target.exists():  # another process finished first
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
-    return target
+    return _publish(target, location, digest, tokenizer)
 
 
 def _gguf_to_safetensors(location: ModelLocation, auto_cls: Any) -> Path:
@@ -212,9 +202,16 @@ def _gguf_to_safetensors(location: ModelLocation, auto_cls: Any) -> Path:
     if getattr(fresh.config, "tie_word_embeddings", False):
         fresh.tie_weights()
     tokenizer = AutoTokenizer.from_pretrained(location.path, gguf_file=location.gguf_file)
+    return _publish(target, location, digest, tokenizer, fresh)
+
+
+def _publish(target: Path, location: ModelLocation, digest: str, tokenizer: Any, model: Any = None) -> Path:
+    """Save what was derived from a GGUF file (tokenizer, and model in safetensors when given) into
+    ``target`` atomically: written beside it, then renamed; a process that finished first wins."""
     tmp = target.with_name(target.name + f".tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
-    fresh.save_pretrained(tmp, safe_serialization=True)
+    if model is not None:
+        model.save_pretrained(tmp, safe_serialization=True)
     tokenizer.save_pretrained(tmp)
     (tmp / "ragsift-source.json").write_text(json.dumps({"gguf": str(location.file), "sha256": digest}))
     if target.exists():  # another process finished first
