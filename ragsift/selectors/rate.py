@@ -14,14 +14,14 @@ original order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from ragsift.plugin import Params
-from ragsift.selectors.base import Selector, rank_by_score
-from ragsift.selectors.token_budget import count_tokens
+from ragsift.selectors.base import rank_by_score
+from ragsift.selectors.token_budget import TokenCountingSelector, count_tokens
 from ragsift.types import Example, Selection, Sentence
 
 __all__ = ["RateSelector"]
@@ -36,20 +36,10 @@ class RateParams(Params):
     overflow: Literal["keep-last", "skip"] = "keep-last"
 
 
-class RateSelector(Selector):
+class RateSelector(TokenCountingSelector):
     """The best units up to ``rate`` of the tokens (LongLLMLingua's coarse stage)."""
 
     Params = RateParams
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._tokenizer: Any = None
-
-    def warm_up(self) -> None:
-        if self.params.tokenizer != "whitespace" and self._tokenizer is None:
-            from ragsift.models import load_tokenizer
-
-            self._tokenizer = load_tokenizer(self.params.tokenizer)
 
     def units(self, sentences: Sequence[Sentence], scores: np.ndarray) -> list[list[int]]:
         """Units (lists of sentence indices) in rank order."""

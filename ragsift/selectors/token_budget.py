@@ -13,7 +13,7 @@ from ragsift.plugin import Params
 from ragsift.selectors.base import Selector, rank_by_score
 from ragsift.types import Example, Selection, Sentence
 
-__all__ = ["TokenBudgetSelector", "count_tokens"]
+__all__ = ["TokenBudgetSelector", "TokenCountingSelector", "count_tokens"]
 
 _WORDS = re.compile(r"\S+")
 
@@ -25,13 +25,26 @@ def count_tokens(tokenizer: Any, text: str) -> int:
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+class TokenCountingSelector(Selector):
+    """A selector that counts tokens in the tokenizer its ``tokenizer`` param names ("whitespace":
+    words), loaded on first use."""
+
+    _tokenizer: Any = None
+
+    def warm_up(self) -> None:
+        if self.params.tokenizer != "whitespace" and self._tokenizer is None:
+            from ragsift.models import load_tokenizer
+
+            self._tokenizer = load_tokenizer(self.params.tokenizer)
+
+
 class TokenBudgetParams(Params):
     budget: int = Field(256, ge=1)
     #: "whitespace" (words) or a model location whose tokenizer counts (see ragsift.models)
     tokenizer: str = "whitespace"
 
 
-class TokenBudgetSelector(Selector):
+class TokenBudgetSelector(TokenCountingSelector):
     """Walks sentences from the best score down and keeps each one that still fits.
 
     The budget bounds the sum of the kept sentences' token counts; a sentence that does not fit
@@ -39,16 +52,6 @@ class TokenBudgetSelector(Selector):
     """
 
     Params = TokenBudgetParams
-
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._tokenizer: Any = None
-
-    def warm_up(self) -> None:
-        if self.params.tokenizer != "whitespace" and self._tokenizer is None:
-            from ragsift.models import load_tokenizer
-
-            self._tokenizer = load_tokenizer(self.params.tokenizer)
 
     def token_budget(self) -> tuple[int, Callable[[str], int]] | None:
         self.warm_up()
