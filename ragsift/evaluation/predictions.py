@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from ragsift.errors import ConfigError, DataFormatError
 
-__all__ = ["read_records", "read_predictions", "PredictionWriter", "prediction_path", "prediction_paths"]
+__all__ = ["read_records", "read_predictions", "PredictionWriter", "prediction_path", "prediction_paths", "record_json"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -100,7 +100,7 @@ class PredictionWriter:
         self._fh: TextIO = path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(record, ensure_ascii=False, default=_jsonable) + "\n")
+        self._fh.write(record_json(record) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -112,6 +112,11 @@ class PredictionWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def record_json(record: dict[str, Any]) -> str:
+    """One predictions record as a JSON line's text (numpy values and sets as lists)."""
+    return json.dumps(record, ensure_ascii=False, default=_jsonable)
 
 
 def _jsonable(value: Any) -> Any:

@@ -38,7 +38,7 @@ from ragsift.config import RunConfig
 from ragsift.errors import ConfigError
 from ragsift.evaluation.caches import attach_caches
 from ragsift.evaluation.plan import RunPlan, build_plugins, make_record
-from ragsift.evaluation.predictions import PredictionWriter, read_records
+from ragsift.evaluation.predictions import PredictionWriter, read_records, record_json
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.timing import timed_compress, timed_read
 
@@ -136,21 +136,13 @@ class ReadStage:
         records = [make_record(str(label), ex, result, answer, secs, self.metrics)
                    for label, ex, result, answer, secs in zip(labels, examples, results, answers, seconds, strict=True)]
         return {"label": np.array([str(label) for label in labels]), "id": np.array([ex.id for ex in examples]),
-                "record": np.array([json.dumps(r, ensure_ascii=False, default=_jsonable) for r in records])}
+                "record": np.array([record_json(r) for r in records])}
 
 
 def _objects(items: list[Any]) -> np.ndarray:
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)
 
 
 def _pool(size: int | tuple[int, int]) -> Any:
