@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pluggy
 
@@ -183,6 +183,12 @@ class Registry:
               default: Mapping[str, Any] | None = None) -> Any:
         """Build a plugin from a spec table (``{"name": ..., **params}``) laid over ``default``
         (:func:`ragsift.plugin.merge_spec`), naming ``where`` the spec came from in any error."""
+        try:
+            if spec and isinstance(spec, Mapping):  # renamed keys take their new names before meeting the default's
+                info = self._load()[stage].get(str(merge_spec(default, spec).get("name")))
+                spec = spec if info is None else cast(type[Plugin], info.cls).upgrade_params(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
         name, params = split_spec(stage, merge_spec(default, spec), where)
         try:
             return self.create(stage, name, params)

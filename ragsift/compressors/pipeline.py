@@ -56,10 +56,10 @@ class PipelineCompressor(Compressor):
         owner = type(self).__name__
         built = {}
         for stage in STAGE_ORDER:
-            spec = merge_spec(self.default_stages.get(stage), getattr(self.params, stage))
-            if not spec.get("name"):
+            default, override = self.default_stages.get(stage), getattr(self.params, stage)
+            if not merge_spec(default, override).get("name"):
                 raise ConfigError(f"{owner}: stage '{stage}' needs a plugin: add [compressor.{stage}] with a 'name'.")
-            built[stage] = build_plugin(stage, spec, f"{owner} {stage}")
+            built[stage] = build_plugin(stage, override, f"{owner} {stage}", default=default)
         self.splitter: Splitter = built["splitter"]
         self.scorer: Scorer = built["scorer"]
         self.selector: Selector = built["selector"]

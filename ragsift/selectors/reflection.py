@@ -4,15 +4,14 @@ Candidate sets are the top k sentences by score for k = step, 2*step, ... up to 
 the first set the judge (the paper's "evaluator", a plugin of the ``judge`` stage) finds
 evidential is kept, else the largest. ``sequential`` (the paper's loop) and ``batched`` (every set
 in one judge call) select exactly the same sentences. Details and assumptions: docs/ecorag.md.
-The judge's table was called ``evaluator`` before ragsift 0.2; that key is accepted (with a
+The judge's table was called ``evaluator`` before this release; that key is accepted (with a
 DeprecationWarning) for one release.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -46,17 +45,6 @@ class ReflectionParams(Params):
     mode: Literal["sequential", "batched"] = "sequential"
     evidence_template: str = "{title}: {sentence}"
 
-    @model_validator(mode="before")
-    @classmethod
-    def _old_judge_key(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "evaluator" in data:
-            if "judge" in data:
-                raise ValueError("give 'judge' or its old name 'evaluator', not both")
-            warnings.warn("ReflectionSelector: the 'evaluator' table is now called 'judge'; the old key is "
-                          "accepted until ragsift 0.3.", DeprecationWarning, stacklevel=2)
-            data = {("judge" if k == "evaluator" else k): v for k, v in data.items()}
-        return data
-
     @field_validator("judge")
     @classmethod
     def _judge_over_default(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -87,6 +75,8 @@ class ReflectionSelector(Selector):
 
     Params = ReflectionParams
     needs_model: ClassVar[bool] = True
+    #: the judge's table was called ``evaluator`` (the paper's word) before this release
+    renamed_params = {"evaluator": "judge"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

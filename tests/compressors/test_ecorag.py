@@ -13,6 +13,7 @@ from ragsift.assemblers.original_order import OriginalOrderAssembler
 from ragsift.assemblers.rank_order import RankOrderAssembler
 from ragsift.compressors.ecorag import EcoragCompressor
 from ragsift.config import load_config
+from ragsift.errors import ConfigError
 from ragsift.hookspecs import hookimpl
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.registry import get_registry, reset_registry
@@ -102,6 +103,21 @@ def test_overriding_one_param_keeps_the_other_defaults(tmp_path):
     assert compressor.selector.params.mode == "batched"
     assert compressor.selector.params.step == 4
     assert compressor.selector.params.judge["model"] == "google/flan-t5-large"
+
+
+@pytest.mark.parametrize("table", ['threshold = 0.3\n', 'name = "seq2seq"\nthreshold = 0.3\n'])
+def test_a_config_written_before_the_judge_rename_still_builds(tmp_path, table):
+    # [compressor.selector.evaluator] is the judge's old table: it overrides the default judge, with a warning
+    path = _write(tmp_path, '[compressor]\nname = "ecorag"\n[compressor.selector.evaluator]\n' + table)
+    with pytest.warns(DeprecationWarning, match="'evaluator' is now called 'judge'"):
+        (compressor,) = load_config(path).build_compressors().values()
+    assert compressor.selector.judge.params.threshold == 0.3
+    assert compressor.selector.judge.params.model == "google/flan-t5-large"  # the rest of the default judge
+    assert "evaluator" not in compressor.config()["selector"]
+    both = _write(tmp_path, '[compressor]\nname = "ecorag"\n[compressor.selector.evaluator]\nthreshold = 0.3\n'
+                  '[compressor.selector.judge]\nthreshold = 0.4\n')
+    with pytest.raises(ConfigError, match="give 'judge' or its old name 'evaluator', not both"):
+        load_config(both).build_compressors()
 
 
 def test_swapping_splitter_scorer_and_assembler_by_name(tmp_path):
