@@ -13,6 +13,7 @@ import importlib
 import importlib.metadata
 import os
 import threading
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -125,6 +126,10 @@ class Registry:
                 for impl in hook.get_hookimpls():
                     source = impl.plugin_name
                     impl.function(register=self._registrar(table[stage], stage, source))
+            for impl in self.pm.hook.register_evaluators.get_hookimpls():  # the judge hook's old name
+                warnings.warn(f"{impl.plugin_name}: the hook register_evaluators is now called register_judges; the old "
+                              "name is read until ragsift 0.3.", DeprecationWarning, stacklevel=2)
+                impl.function(register=self._registrar(table["judge"], "judge", impl.plugin_name))
             self._plugins = table
             return table
 

@@ -87,6 +87,27 @@ def test_register_requires_a_class():
         reg.names("scorer")
 
 
+def test_the_judge_hooks_old_name_still_registers_judges():
+    from ragsift.judges.base import Judge
+
+    class AlwaysJudge(Judge):
+        def probabilities(self, question, evidence_sets):  # type: ignore[no-untyped-def]
+            return [1.0] * len(evidence_sets)
+
+    module = types.ModuleType("old_judges")
+
+    @hookimpl
+    def register_evaluators(register):  # type: ignore[no-untyped-def]
+        register("always", AlwaysJudge)
+
+    module.register_evaluators = register_evaluators  # type: ignore[attr-defined]
+    reg = Registry(entry_points=False)
+    reg.add_plugin(module)
+    with pytest.warns(DeprecationWarning, match="register_evaluators is now called register_judges"):
+        assert reg.get("judge", "always") is AlwaysJudge
+    assert "seq2seq" in reg.names("judge")
+
+
 @pytest.fixture
 def installed_entry_point(tmp_path, monkeypatch):
     """A real installed distribution (dist-info on sys.path) announcing a ragsift entry point."""
