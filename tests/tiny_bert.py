@@ -15,9 +15,9 @@ __all__ = ["DATA", "save_tiny_bert", "tiny_bert_and_data"]
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def save_tiny_bert(folder: Path, texts: list[str], max_words: int = 400) -> str:
-    """A one-layer BERT (hidden size 32) and its tokenizer saved in ``folder``; the vocabulary is
-    the first ``max_words`` words of ``texts`` in sorted order."""
+def save_tiny_bert(folder: Path, texts: list[str], max_words: int = 400, layers: int = 1, **config: object) -> str:
+    """A BERT of ``layers`` layers (hidden size 32; ``config``: other ``BertConfig`` settings) and its
+    tokenizer saved in ``folder``; the vocabulary is the first ``max_words`` words of ``texts`` in sorted order."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
@@ -27,9 +27,9 @@ def save_tiny_bert(folder: Path, texts: list[str], max_words: int = 400) -> str:
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
     tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128)
-    BertModel(config).save_pretrained(folder)
+    bert = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=128, **config)
+    BertModel(bert).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
 

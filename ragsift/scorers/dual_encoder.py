@@ -24,6 +24,9 @@ Documented assumptions (ECoRAG's trained encoder is not public):
 - ``head``: a trained linear head (a sentence-transformers ``Dense`` folder written by the
   ``dual-encoder`` trainer, :mod:`ragsift.scorers.embedding_head`) applied to the query and the
   sentence embeddings after the encoder (and before any cosine normalisation).
+- ``adapter``: a LoRA adapter on the encoder itself (a peft folder written by the ``dual-encoder``
+  trainer with ``encoder = "lora"``, :mod:`ragsift.scorers.encoder_adapter`), merged into a
+  private copy of the encoder (and of the query encoder when ``query_model`` names another).
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ class DualEncoderParams(ModelParams):
     sentence_prefix: str = ""
     #: a trained head applied to every embedding (folder with config.json + model.safetensors); None: none
     head: str | None = None
+    #: a LoRA adapter fine-tuning the encoder (folder with adapter_config.json + adapter_model.safetensors)
+    adapter: str | None = None
     #: encode each sentence after its document's title: "{title} {sentence}"
     sentence_title: bool = False
 
@@ -105,10 +110,53 @@ class _Encoder:
 
             self.model: Any = load_sentence_transformer(model, device=params.device)
             self.tokenizer: Any = None
+            if params.adapter:
+                import copy
+
+                from ragsift.scorers.encoder_adapter import apply_adapter, check_adapter_folder
+
+                check_adapter_folder(params.adapter)
+                private = copy.deepcopy(self.model)  # the loader's model is shared in the process: merge into a copy
+                private[0].model = apply_adapter(private[0].model, params.adapter, copy=False)
+                self.model = private
         else:
             from ragsift.models import load_encoder
 
             self.model, self.tokenizer = load_encoder(model, device=params.device, dtype=params.dtype)
+            if params.adapter:
+                from ragsift.scorers.encoder_adapter import apply_adapter
+
+                self.model = apply_adapter(self.model, params.adapter)
+
+    @property
+    def transformer(self) -> Any:
+        """The transformers model under the pooling."""
+        return self.model[0].model if self.backend == "sentence-transformers" else self.model
+
+    def tokenize(self, texts: Sequence[str]) -> dict[str, Any]:
+        """The transformer's input tensors for ``texts`` (padded, truncated as :meth:`encode` does)."""
+        if self.backend == "sentence-transformers":
+            previous = self.model.max_seq_length
+            if self.params.max_length is not None:
+                self.model.max_seq_length = self.params.max_length
+            try:
+                features = self.model.preprocess(list(texts))
+            finally:
+                self.model.max_seq_length = previous
+            device = next(self.transformer.parameters()).device
+            return {k: v.to(device) for k, v in features.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        device = next(self.model.parameters()).device
+        return dict(self.tokenizer(list(texts), padding=True, truncation=True, max_length=self._max_length(),
+                                   return_tensors="pt").to(device))
+
+    def pool(self, token_states: Any, attention_mask: Any) -> Any:
+        """Token states -> one embedding per text, as :meth:`encode` pools (before any normalisation)."""
+        if self.backend == "sentence-transformers":
+            mode = getattr(self.model[1], "pooling_mode", None) if len(self.model) > 1 else None
+            if mode not in ("mean", "cls"):
+                raise ConfigError(f"DualEncoder: '{self.spec}' pools with {mode!r}; training its layers needs mean or cls pooling.")
+            return (mean_pool if mode == "mean" else cls_pool)(token_states, attention_mask)
+        return (mean_pool if self.backend == "mean" else cls_pool)(token_states, attention_mask)
 
     def _max_length(self) -> int:
         if self.params.max_length is not None:

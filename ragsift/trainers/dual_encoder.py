@@ -1,4 +1,9 @@
-"""The dual-encoder trainer: ECoRAG's evidentiality ranker as InfoNCE over a frozen sentence encoder.
+"""The dual-encoder trainer: ECoRAG's evidentiality ranker as InfoNCE over a sentence encoder.
+
+Two modes (``encoder``): ``"frozen"`` (the default, below) trains a linear head on the frozen
+encoder's embeddings; ``"lora"`` fine-tunes the encoder itself with a LoRA adapter on its top
+``train_layers`` layers (:mod:`ragsift.trainers.dual_encoder_lora`), with the same batches, loss,
+labels and schedule.
 
 ECoRAG fine-tunes Contriever with InfoNCE so that strong evidence ranks above weak evidence and
 distractors, weak evidence making up a share (0.15) of the negatives. Here the encoder stays
@@ -82,6 +87,18 @@ class DualEncoderTrainerParams(Params):
     scale: float = Field(20.0, gt=0)
     #: score only the first N development questions for the report (every sentence; CPU cost)
     dev_questions: int | None = Field(None, ge=1)
+    #: development loss every N steps (and the top-``eval_k`` recall, when set, in the lora mode)
+    eval_every: int = Field(1, ge=1)
+    eval_k: int | None = Field(None, ge=1, le=10)
+    #: "frozen": a linear head on the frozen encoder; "lora": a LoRA adapter on the encoder's top layers
+    encoder: Literal["frozen", "lora"] = "frozen"
+    #: lora mode: how many of the encoder's top layers get the adapter (the rest run once, cached)
+    train_layers: int = Field(1, ge=1)
+    lora_r: int = Field(8, ge=1)
+    lora_alpha: float = Field(16.0, gt=0)
+    lora_dropout: float = Field(0.1, ge=0, lt=1)
+    #: module names the adapter wraps (BERT: attention query / key / value and the three dense layers)
+    lora_targets: list[str] = Field(default_factory=lambda: ["query", "key", "value", "dense"], min_length=1)
 
 
 @dataclass
@@ -137,10 +154,11 @@ class DualEncoderTrainer(Trainer):
                                  max_length=p.max_length, query_prefix=p.query_prefix, sentence_prefix=p.sentence_prefix,
                                  device=p.device)
 
-    def scorer_spec(self, head: str) -> dict[str, Any]:
-        """The ``dual-encoder`` scorer config that loads the trained head."""
+    def scorer_spec(self, head: str | None = None, adapter: str | None = None) -> dict[str, Any]:
+        """The ``dual-encoder`` scorer config that loads the trained head or adapter."""
         p = self.params
-        return {"name": "dual-encoder", "model": p.base_model, "pooling": p.pooling, "similarity": "cosine", "head": head,
+        return {"name": "dual-encoder", "model": p.base_model, "pooling": p.pooling, "similarity": "cosine",
+                **({"head": head} if head else {}), **({"adapter": adapter} if adapter else {}),
                 "query_prefix": p.query_prefix, "sentence_prefix": p.sentence_prefix,
                 **({"max_length": p.max_length} if p.max_length else {})}
 
@@ -220,13 +238,6 @@ class DualEncoderTrainer(Trainer):
             sentences = splitter.split_all(example.documents)
             labels, kinds = sentence_kinds(example, sentences)
             dev_items.append((example, texts.add("q", example.question), [texts.add("s", s.text) for s in sentences], labels, kinds))
-        cached, reused = self._embeddings(job, self._base_scorer(), texts)
-        embeddings = torch.from_numpy(cached)
-
-        torch.manual_seed(job.seed)
-        head = new_head(int(embeddings.shape[1]))
-        loss_model = MultipleNegativesRankingLoss(SentenceTransformer(modules=[head], device="cpu"), scale=p.scale)
-        optimizer = torch.optim.AdamW(head.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
         dev_questions = [_Question(q, [i for i, y in zip(s, labels, strict=True) if y],
                                    [i for i, k in zip(s, kinds, strict=True) if k == "hard_negative"],
                                    [i for i, k in zip(s, kinds, strict=True) if k == "distractor_negative"])
@@ -234,6 +245,16 @@ class DualEncoderTrainer(Trainer):
         dev_questions = [q for q in dev_questions if q.strong and (q.weak or q.distractor)]
         dev_rows = [_rows(dev_questions, [job.seed, 1, b], p.batch_size, p.negatives, p.weak_ratio)
                     for b in range(max(1, len(dev_questions) // p.batch_size))] if len(dev_questions) >= 2 else []
+        summary = {"records": records, "questions": questions, "counts": counts, "labeler": labeler, "texts": texts}
+        if p.encoder == "lora":
+            return self._train_lora(job, summary, dev_rows, dev_items)
+        cached, reused = self._embeddings(job, self._base_scorer(), texts)
+        embeddings = torch.from_numpy(cached)
+
+        torch.manual_seed(job.seed)
+        head = new_head(int(embeddings.shape[1]))
+        loss_model = MultipleNegativesRankingLoss(SentenceTransformer(modules=[head], device="cpu"), scale=p.scale)
+        optimizer = torch.optim.AdamW(head.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
 
         def batch_loss(rows: np.ndarray) -> Any:
             columns = [head({"sentence_embedding": embeddings[torch.from_numpy(rows[:, c])]})["sentence_embedding"]
@@ -255,24 +276,48 @@ class DualEncoderTrainer(Trainer):
         head.eval()
         save_head(head, job.output / HEAD_FOLDER)
         trained, zero_shot = self._dev_predictions(head, embeddings.numpy(), dev_items)
-        extra: dict[str, Any] = {"label_counts": counts, "texts": len(texts.items), "texts_from_checkpoint": reused}
+        return self._result(job, summary, [f"{HEAD_FOLDER}/config.json", f"{HEAD_FOLDER}/model.safetensors"], history,
+                            trained, zero_shot, reused, self.scorer_spec(head=str(job.output / HEAD_FOLDER)))
+
+    def _train_lora(self, job: TrainingJob, summary: dict[str, Any], dev_rows: list[np.ndarray],
+                    dev_items: list[Any]) -> TrainingResult:
+        from ragsift.trainers.dual_encoder_lora import ADAPTER_FOLDER, EncoderLoraFit
+
+        p = self.params
+        fit = EncoderLoraFit(p, job, self._base_scorer())
+        reused = fit.cache_states(summary["texts"].items)
+        questions = summary["questions"]
+        history = fit.fit(lambda key: _rows(questions, key, p.batch_size, p.negatives, p.weak_ratio), dev_rows, dev_items, [])
+        artefacts = fit.save()
+        trained, zero_shot = fit.dev_predictions(dev_items), fit.dev_predictions(dev_items, adapter=False)
+        result = self._result(job, summary, artefacts, history, trained, zero_shot, reused,
+                              self.scorer_spec(adapter=str(job.output / ADAPTER_FOLDER)))
+        result.extra["trained_layers"] = list(range(fit.start, fit.start + p.train_layers))
+        result.extra["adapter_parameters"] = sum(w.numel() for w in fit.model.parameters() if w.requires_grad)
+        return result
+
+    def _result(self, job: TrainingJob, summary: dict[str, Any], artefacts: list[str], history: list[dict[str, float]],
+                trained: DevPredictions | None, zero_shot: DevPredictions | None, reused: int,
+                scorer: dict[str, Any]) -> TrainingResult:
+        p, counts, labeler, questions = self.params, summary["counts"], summary["labeler"], summary["questions"]
+        extra: dict[str, Any] = {"label_counts": counts, "texts": len(summary["texts"].items), "texts_from_checkpoint": reused}
         if zero_shot is not None:
             from ragsift.training.report import selection_curves
 
             curves = selection_curves(zero_shot)
             extra["zero_shot_dev"] = {"top_k": curves["top_k"], "best_k": curves["best_k"]}
         return TrainingResult(
-            artefacts=[f"{HEAD_FOLDER}/config.json", f"{HEAD_FOLDER}/model.safetensors"],
+            artefacts=artefacts,
             history=history,
             dev=trained,
-            hyperparameters={**self.config(), "seed": job.seed, "training_records": len(records),
+            hyperparameters={**self.config(), "seed": job.seed, "training_records": len(summary["records"]),
                              "training_questions": len(questions),
                              "epochs": round(p.steps * min(p.batch_size, len(questions)) / len(questions), 3)},
             base_model=p.base_model,
             labels=f"records of the labeler {labeler.registered_name or type(labeler).__name__} "
                    f"({json.dumps(labeler.config(), sort_keys=True)}): "
                    f"{counts['strong']} strong, {counts['weak']} weak, {counts['distractor']} distractor",
-            scorer=self.scorer_spec(str(job.output / HEAD_FOLDER)),
+            scorer=scorer,
             extra=extra,
         )
 
@@ -290,7 +335,7 @@ class DualEncoderTrainer(Trainer):
                 loss.backward()
                 optimizer.step()
                 entry = {"step": step + 1, "train_loss": float(loss.item())}
-                if dev_rows:
+                if dev_rows and ((step + 1) % p.eval_every == 0 or step + 1 == p.steps):
                     with torch.no_grad():
                         entry["dev_loss"] = float(np.mean([batch_loss(r).item() for r in dev_rows]))
                 history.append(entry)

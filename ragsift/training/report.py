@@ -109,8 +109,10 @@ def _plots(output: Path, history: list[dict[str, float]], curves: dict[str, Any]
         fig, ax = plt.subplots(figsize=(6, 4))
         steps = [h["step"] for h in history]
         for key in ("train_loss", "dev_loss"):
-            if all(key in h for h in history):
-                ax.plot(steps, [h[key] for h in history], label=key.replace("_", " "))
+            points = [(h["step"], h[key]) for h in history if key in h]  # dev_loss: every eval_every steps
+            if points:
+                ax.plot([x for x, _ in points], [y for _, y in points], label=key.replace("_", " "),
+                        marker="." if len(points) < len(steps) else None)
         ax.set_xlabel("step")
         ax.set_ylabel("loss")
         ax.set_title("training loss")
