@@ -1,6 +1,7 @@
 """What every client of an OpenAI-compatible server shares (the ``openai`` reader, the
 ``remote-yes-no`` scorer): the API key read from the environment, URLs safe to log, retry
-delays (exponential backoff with jitter, ``Retry-After`` honoured) and readable error details.
+delays (exponential backoff with jitter, ``Retry-After`` honoured), readable error details and
+the one retry loop (:func:`call_with_retries`).
 
 The key is read from the environment variable a plugin names when its client is built; it is
 never stored in params, so it never appears in ``config()``, ``repr()``, logs or manifests.
@@ -11,13 +12,17 @@ from __future__ import annotations
 import os
 import random
 import re
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ragsift.errors import ConfigError
 
 __all__ = ["OPENAI_URL", "RETRYABLE_STATUS", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact", "backoff_delay",
-           "error_detail", "retry_after", "retryable_status"]
+           "error_detail", "retry_after", "retryable_status", "BadReply", "call_with_retries"]
+
+T = TypeVar("T")
 
 OPENAI_URL = "https://api.openai.com/v1"
 #: statuses below 500 that are worth another try (timeout, conflict, rate limit); every 5xx is too
@@ -100,3 +105,45 @@ def retry_after(exc: Any) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+class BadReply(Exception):
+    """A 200 reply that is not the completion asked for (not one, no choices): retried."""
+
+
+def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *, owner: str, server: str, model: str,
+                      attempts: int, backoff: Callable[[int, float | None], float], redact: Callable[[str], str],
+                      key_env: str, too_long: Callable[[str], Exception], error: Callable[[str], Exception]) -> T:
+    """``read(request(attempt))`` for attempt 0, 1, ... : connection errors, timeouts, retryable
+    HTTP statuses, bodies that are not JSON and :class:`BadReply` are retried after
+    ``backoff(attempt, Retry-After)`` seconds; a prompt the server calls too long raises
+    ``too_long(detail)``, another HTTP error ``error(...)`` at once; after ``attempts`` failures
+    ``error(...)`` names the last one. Every message goes through ``redact``."""
+    import openai
+
+    last = ""
+    for attempt in range(attempts):
+        delay: float | None = None
+        try:
+            response = request(attempt)
+        except openai.APIStatusError as exc:
+            status, detail = exc.status_code, redact(error_detail(exc))
+            if status == 400 and PROMPT_TOO_LONG.search(detail):
+                raise too_long(detail) from None
+            if not retryable_status(status):
+                hint = f" Check the key in ${key_env}." if status in (401, 403) else ""
+                raise error(f"{owner}: server {server} answered HTTP {status} for model '{model}': {detail}.{hint}") from None
+            last, delay = f"HTTP {status} ({detail})", retry_after(exc)
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            last = f"{type(exc).__name__} ({redact(str(exc))})"
+        except (ValueError, openai.APIResponseValidationError) as exc:  # 200 with a body that is not JSON
+            last = f"a reply that is not valid JSON ({exc})"
+        else:
+            try:
+                return read(response)
+            except BadReply as exc:
+                last = str(exc)
+        if attempt + 1 < attempts:
+            time.sleep(backoff(attempt, delay))
+    raise error(redact(f"{owner}: server {server} failed {attempts} time(s) for model '{model}'; last: {last}. "
+                       "Check that the server is up and not overloaded, or raise max_retries / timeout."))

@@ -19,14 +19,12 @@ from ragsift.errors import PromptTooLongError
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
 from ragsift.remote import (
     OPENAI_URL,
-    PROMPT_TOO_LONG,
+    BadReply,
     api_key,
     backoff_delay,
-    error_detail,
+    call_with_retries,
     redact,
     redact_url,
-    retry_after,
-    retryable_status,
     secrets,
 )
 
@@ -96,8 +94,6 @@ class OpenAIReader(Reader):
 
     # -- one request -----------------------------------------------------------------------
     def _request(self, question: str, context: str) -> ReaderAnswer:
-        import openai
-
         self.warm_up()
         body: dict[str, Any] = {
             "model": self.params.model,
@@ -109,63 +105,39 @@ class OpenAIReader(Reader):
             body["stop"] = list(self.params.stop)
         if self.params.seed is not None:
             body["seed"] = self.params.seed
-        attempts = self.params.max_retries + 1
-        last = ""
-        for attempt in range(attempts):
-            t = time.perf_counter()
-            try:
-                response = self._client.chat.completions.create(**body)
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                detail = self._redact(error_detail(exc))
-                if status == 400 and PROMPT_TOO_LONG.search(detail):
-                    raise PromptTooLongError(
-                        f"OpenAIReader: server {self.server} refused the prompt as too long for model "
-                        f"'{self.params.model}' ({len(context)} characters of context, answer budget "
-                        f"{self.params.max_new_tokens} tokens): {detail}. Nothing is truncated: compress "
-                        "the context more, or serve the model with a larger context window."
-                    ) from None
-                if not retryable_status(status):
-                    hint = f" Check the key in ${self.params.api_key_env}." if status in (401, 403) else ""
-                    raise ReaderError(
-                        f"OpenAIReader: server {self.server} answered HTTP {status} for model "
-                        f"'{self.params.model}': {detail}.{hint}"
-                    ) from None
-                last = f"HTTP {status} ({detail})"
-                delay = retry_after(exc)
-            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                last = f"{type(exc).__name__} ({self._redact(str(exc))})"
-                delay = None
-            except (ValueError, openai.APIResponseValidationError) as exc:  # 200 with a body that is not JSON
-                last = f"a reply that is not valid JSON ({exc})"
-                delay = None
-            else:
-                try:
-                    return self._to_answer(response, time.perf_counter() - t)
-                except _BadReply as exc:
-                    last = str(exc)
-                    delay = None
-            if attempt + 1 < attempts:
-                time.sleep(self._backoff(attempt, delay))
-        raise ReaderError(self._redact(
-            f"OpenAIReader: server {self.server} failed {attempts} time(s) for model "
-            f"'{self.params.model}'; last: {last}. Check that the server is up and not overloaded, "
-            "or raise max_retries / timeout."
-        ))
+        started = 0.0
+
+        def request(attempt: int) -> Any:
+            nonlocal started
+            started = time.perf_counter()
+            return self._client.chat.completions.create(**body)
+
+        def too_long(detail: str) -> PromptTooLongError:
+            return PromptTooLongError(
+                f"OpenAIReader: server {self.server} refused the prompt as too long for model "
+                f"'{self.params.model}' ({len(context)} characters of context, answer budget "
+                f"{self.params.max_new_tokens} tokens): {detail}. Nothing is truncated: compress "
+                "the context more, or serve the model with a larger context window."
+            )
+
+        return call_with_retries(request, lambda response: self._to_answer(response, time.perf_counter() - started),
+                                 owner="OpenAIReader", server=self.server, model=self.params.model,
+                                 attempts=self.params.max_retries + 1, backoff=self._backoff, redact=self._redact,
+                                 key_env=self.params.api_key_env, too_long=too_long, error=ReaderError)
 
     def _backoff(self, attempt: int, retry_after_s: float | None) -> float:
         return backoff_delay(attempt, self.params.backoff_seconds, self.params.max_backoff_seconds, retry_after_s)
 
     def _to_answer(self, response: Any, seconds: float) -> ReaderAnswer:
         if isinstance(response, (str, bytes)):
-            raise _BadReply(f"a reply that is not a chat completion ({_clip(response)!r})")
+            raise BadReply(f"a reply that is not a chat completion ({_clip(response)!r})")
         choices = getattr(response, "choices", None) or []
         if not choices:
-            raise _BadReply("a chat completion with no choices")
+            raise BadReply("a chat completion with no choices")
         message = getattr(choices[0], "message", None)
         content = getattr(message, "content", None) or ""
         if not isinstance(content, str):
-            raise _BadReply(f"a chat completion whose content is not text ({_clip(content)!r})")
+            raise BadReply(f"a chat completion whose content is not text ({_clip(content)!r})")
         usage = getattr(response, "usage", None)
         return ReaderAnswer(
             text=cut_at_stop(content, self.params.stop),
@@ -184,10 +156,6 @@ class OpenAIReader(Reader):
             return [self._request(q, c) for q, c in zip(questions, contexts, strict=True)]
         with ThreadPoolExecutor(max_workers=min(self.params.max_concurrency, len(questions))) as pool:
             return list(pool.map(self._request, questions, contexts))
-
-
-class _BadReply(Exception):
-    """A 200 reply that holds no answer (not a chat completion, no choices): retried."""
 
 
 def _clip(value: object, size: int = 80) -> str:

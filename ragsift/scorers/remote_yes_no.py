@@ -31,7 +31,6 @@ import logging
 import math
 import os
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,14 +43,12 @@ from ragsift.errors import ConfigError, PromptTooLongError, RagsiftError
 from ragsift.lm import EXIT_TEMPLATE, YesNoTemplate, document_context
 from ragsift.plugin import Params
 from ragsift.remote import (
-    PROMPT_TOO_LONG,
+    BadReply,
     api_key,
     backoff_delay,
-    error_detail,
+    call_with_retries,
     redact,
     redact_url,
-    retry_after,
-    retryable_status,
 )
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
@@ -117,10 +114,6 @@ class _Reading:
     negative: float
     bounded: str | None = None
     top: Mapping[str, float] = field(default_factory=dict)
-
-
-class _BadReply(Exception):
-    """A 200 reply without a usable completion (not JSON, no choices): retried."""
 
 
 class RemoteYesNoScorer(Scorer):
@@ -237,51 +230,32 @@ class RemoteYesNoScorer(Scorer):
                     where, reading.bounded, self.params.top_logprobs, "a lower" if lower else "an upper")
 
     def _request(self, prompt: str, where: str) -> _Reading:
-        import openai
-
         p = self.params
-        attempts = p.max_retries + 1
-        last = ""
-        for attempt in range(attempts):
-            delay: float | None = None
-            try:
-                with self._lock:
-                    self.stats["requests"] += 1
-                    self.stats["retries"] += attempt > 0
-                response = self._client.completions.create(model=self._model, prompt=prompt, max_tokens=1, temperature=0.0,
-                                                           logprobs=p.top_logprobs)
-            except openai.APIStatusError as exc:
-                status, detail = exc.status_code, self._redact(error_detail(exc))
-                if status == 400 and PROMPT_TOO_LONG.search(detail):
-                    raise PromptTooLongError(f"RemoteYesNoScorer: {where}: server {self.server} refused the prompt as too "
-                                             f"long for model '{self._model}': {detail}. Nothing is cut: serve the model with "
-                                             "a larger context window, or split the documents.") from None
-                if not retryable_status(status):
-                    hint = f" Check the key in ${p.api_key_env}." if status in (401, 403) else ""
-                    raise RemoteScoringError(f"RemoteYesNoScorer: server {self.server} answered HTTP {status} for model "
-                                             f"'{self._model}': {detail}.{hint}") from None
-                last, delay = f"HTTP {status} ({detail})", retry_after(exc)
-            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-                last = f"{type(exc).__name__} ({self._redact(str(exc))})"
-            except (ValueError, openai.APIResponseValidationError) as exc:
-                last = f"a reply that is not valid JSON ({exc})"
-            else:
-                try:
-                    return self._reading(response, where)
-                except _BadReply as exc:
-                    last = str(exc)
-            if attempt + 1 < attempts:
-                time.sleep(backoff_delay(attempt, p.backoff_seconds, p.max_backoff_seconds, delay))
-        raise RemoteScoringError(self._redact(
-            f"RemoteYesNoScorer: server {self.server} failed {attempts} time(s) for model '{self._model}'; last: {last}. "
-            "Check that the server is up and not overloaded, or raise max_retries / timeout."))
+
+        def request(attempt: int) -> Any:
+            with self._lock:
+                self.stats["requests"] += 1
+                self.stats["retries"] += attempt > 0
+            return self._client.completions.create(model=self._model, prompt=prompt, max_tokens=1, temperature=0.0,
+                                                   logprobs=p.top_logprobs)
+
+        def too_long(detail: str) -> PromptTooLongError:
+            return PromptTooLongError(f"RemoteYesNoScorer: {where}: server {self.server} refused the prompt as too long "
+                                      f"for model '{self._model}': {detail}. Nothing is cut: serve the model with a larger "
+                                      "context window, or split the documents.")
+
+        return call_with_retries(request, lambda response: self._reading(response, where), owner="RemoteYesNoScorer",
+                                 server=self.server, model=str(self._model), attempts=p.max_retries + 1,
+                                 backoff=lambda attempt, delay: backoff_delay(attempt, p.backoff_seconds, p.max_backoff_seconds,
+                                                                              delay),
+                                 redact=self._redact, key_env=p.api_key_env, too_long=too_long, error=RemoteScoringError)
 
     def _reading(self, response: Any, where: str) -> _Reading:
         if isinstance(response, (str, bytes)):
-            raise _BadReply(f"a reply that is not a completion ({str(response)[:80]!r})")
+            raise BadReply(f"a reply that is not a completion ({str(response)[:80]!r})")
         choices = getattr(response, "choices", None) or []
         if not choices:
-            raise _BadReply("a completion with no choices")
+            raise BadReply("a completion with no choices")
         logprobs = getattr(choices[0], "logprobs", None)
         top = getattr(logprobs, "top_logprobs", None)
         if not top or not isinstance(top[0], Mapping) or not top[0]:
