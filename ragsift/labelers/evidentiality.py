@@ -12,8 +12,11 @@ Documented assumptions (the paper does not pin them down):
 
 - "The strong evidence" a sentence is added to is the question's first strong sentence in
   document order (a context known to give the right answer); the test context lists that
-  sentence and the candidate in original order, formatted by the ``original-order`` assembler
-  with titles.
+  sentence and the candidate in original order, formatted by the ``original-order`` assembler,
+  with each sentence's document title unless ``titles = false``. Titles help the reader resolve
+  pronouns, but in HotpotQA the answer is often a document's title, so then every sentence of that
+  document can be "strong" through its title alone (BENCHMARKS.md, "Evidentiality labels vs
+  supporting facts").
 - Questions the reader answers closed-book, and questions with no strong sentence, yield no
   records (weak / distractor are defined relative to strong evidence); both are counted.
 - Candidates: every sentence of every document (``candidates = "all"``) or of the supporting
@@ -57,6 +60,8 @@ class EvidentialityParams(Params):
     max_sentences: int | None = Field(None, ge=1)
     seed: int = 0
     batch_size: int = Field(8, ge=1)
+    #: show each sentence's document title in the reader's context (see the module docstring)
+    titles: bool = True
 
     @field_validator("reader")
     @classmethod
@@ -75,7 +80,8 @@ class EvidentialityLabeler(Labeler):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._reader: CachedReader | None = None
-        self._assembler = build_plugin("assembler", {"name": "original-order", "title": True}, "EvidentialityLabeler")
+        self._assembler = build_plugin("assembler", {"name": "original-order", "title": self.params.titles},
+                                       "EvidentialityLabeler")
         self._counts = {"questions": 0, "closed_book_correct": 0, "no_strong_evidence": 0, "labelled_questions": 0,
                         "strong": 0, "weak": 0, "distractor": 0}
         self._seconds = 0.0

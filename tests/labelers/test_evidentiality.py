@@ -125,6 +125,18 @@ def test_supporting_documents_and_sample_cap():
     assert [r.to_record() for r in _labeler(max_sentences=2, seed=1).label([_example()])] == [r.to_record() for r in records]
 
 
+def test_titles_off_keeps_the_answer_in_a_title_out_of_the_context():
+    # the document's title is the answer: with titles every sentence reads "Paris" to the reader
+    text, spans = sentence_spans_from_list(["The city has a museum.", " Tea is nice."])
+    example = Example("q4", "Which city?", ("Paris",), (Document("Paris (capital)", text, "Paris (capital)",
+                                                                  sentence_spans=spans),), evidence=())
+    assert {r.kind for r in _labeler().label([example])} == {"strong"}
+    assert any("Paris (capital)" in c for _, c in CALLS)
+    CALLS.clear()
+    assert list(_labeler(titles=False).label([example])) == []  # no sentence alone gives the answer
+    assert CALLS and not any("Paris" in c for _, c in CALLS)
+
+
 def test_reader_table_needs_a_name():
     with pytest.raises(ConfigError, match="reader"):
         get_registry().create("labeler", "evidentiality", {"reader": {"model": "x"}})
