@@ -20,6 +20,7 @@ Loading is safe by default: the adapter folder must hold ``adapter_model.safeten
 from __future__ import annotations
 
 import copy as _copy
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,7 +62,9 @@ def apply_adapter(model: Any, path: str | Path, *, copy: bool = True) -> Any:
     folder = check_adapter_folder(path)
     private = _copy.deepcopy(model) if copy else model
     try:
-        merged = PeftModel.from_pretrained(private, str(folder), is_trainable=False).merge_and_unload()
+        with warnings.catch_warnings():  # peft asks the model a deprecated transformers question: not the user's concern
+            warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+            merged = PeftModel.from_pretrained(private, str(folder), is_trainable=False).merge_and_unload()
     except (ValueError, RuntimeError, OSError, KeyError) as exc:
         raise ConfigError(f"Encoder adapter '{path}': cannot be loaded onto {type(model).__name__} ({exc}); "
                           "was it trained on this encoder?") from None
