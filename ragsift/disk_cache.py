@@ -116,9 +116,17 @@ def _file_stamp(spec: str) -> tuple[Any, ...]:
 def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Location, revision and weight-file hashes (as the run manifest records them) of every model
     a plugin config names (keys ``model``, ``adapter``, ``head``, ``*_model``), then the SHA-256 of
-    every single weight file it names (``readout``), so a retrained file is another key."""
-    models = [json.loads(_describe(spec, _stamp(spec))) for spec in dict.fromkeys(_model_specs(config))]
+    every single weight file it names (``readout``), so a retrained file is another key. A model
+    known by the hashes of its files is keyed without its local path: the same files installed in
+    another checkout's environment give the same key (the shared cache is shared)."""
+    models = [_without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in dict.fromkeys(_model_specs(config))]
     return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in dict.fromkeys(_file_specs(config))]
+
+
+def _without_path(described: dict[str, Any]) -> dict[str, Any]:
+    if described.get("sha256"):
+        described.pop("path", None)
+    return described
 
 
 class JsonStore:

@@ -95,3 +95,22 @@ def test_a_writer_killed_mid_run_leaves_only_complete_entries(tmp_path: Path) ->
     for i in range(100):  # a rerun fills in what is missing
         store.put(f"{i:064x}", {"value": i})
     assert all(JsonStore(folder).get(f"{i:064x}") is not None for i in range(100))
+
+
+def test_a_model_known_by_its_hashes_is_keyed_without_its_local_path(monkeypatch) -> None:
+    """The same model files installed in two checkouts' environments give one key (the shared
+    cache is shared across clones); a changed file, or a model without hashes, is another key."""
+    import ragsift.disk_cache as dc
+    import ragsift.models
+
+    def identity(path: str, sha: str | None) -> list[dict[str, object]]:
+        described: dict[str, object] = {"spec": "package:m/model.gguf", "kind": "gguf", "path": path}
+        if sha is not None:
+            described["sha256"] = {"model.gguf": sha}
+        monkeypatch.setattr(ragsift.models, "describe_model", lambda spec: dict(described))
+        dc._describe.cache_clear()
+        return dc.model_identity({"model": "package:m/model.gguf"})
+
+    assert identity("/clone-a/.venv/m", "ab" * 32) == identity("/clone-b/.venv/m", "ab" * 32)
+    assert identity("/clone-a/.venv/m", "ab" * 32) != identity("/clone-a/.venv/m", "cd" * 32)
+    assert identity("/clone-a/.venv/m", None) != identity("/clone-b/.venv/m", None)
