@@ -53,7 +53,7 @@ from ragsift.registry import build_plugin
 from ragsift.scorers.dual_encoder import DualEncoderScorer
 from ragsift.scorers.embedding_head import new_head, save_head
 from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, TrainingResult, sentence_kinds
-from ragsift.training.checkpoint import load_checkpoint, save_checkpoint
+from ragsift.training.checkpoint import run_steps
 
 __all__ = ["DualEncoderTrainer", "DualEncoderTrainerParams", "HEAD_FOLDER"]
 
@@ -261,16 +261,19 @@ class DualEncoderTrainer(Trainer):
                        for c in range(rows.shape[1])]
             return loss_model.compute_loss_from_embeddings(columns, torch.empty(0))  # labels unused by MNRL
 
-        history: list[dict[str, float]] = []
-        start = 0
-        if job.resume:
-            state = load_checkpoint(job.checkpoint_dir / "head", head, optimizer)
-            if state is not None:
-                start, history = int(state["step"]), list(state["history"])
+        def dev_loss() -> dict[str, float]:
+            if not dev_rows:
+                return {}
+            with torch.no_grad():
+                return {"dev_loss": float(np.mean([batch_loss(r).item() for r in dev_rows]))}
+
         threads = torch.get_num_threads()
         torch.set_num_threads(1)  # the head's products are tiny: more threads only wait on each other (10-30x slower under load)
         try:
-            self._fit(job, head, optimizer, questions, dev_rows, batch_loss, history, start)
+            history = run_steps(job, p, job.checkpoint_dir / "head", head, optimizer,
+                                lambda step: batch_loss(_rows(questions, [job.seed, 0, step], p.batch_size, p.negatives,
+                                                              p.weak_ratio)),
+                                dev_loss, "dual-encoder")
         finally:
             torch.set_num_threads(threads)
         head.eval()
@@ -287,7 +290,7 @@ class DualEncoderTrainer(Trainer):
         fit = EncoderLoraFit(p, job, self._base_scorer())
         reused = fit.cache_states(summary["texts"].items)
         questions = summary["questions"]
-        history = fit.fit(lambda key: _rows(questions, key, p.batch_size, p.negatives, p.weak_ratio), dev_rows, dev_items, [])
+        history = fit.fit(lambda key: _rows(questions, key, p.batch_size, p.negatives, p.weak_ratio), dev_rows, dev_items)
         artefacts = fit.save()
         trained, zero_shot = fit.dev_predictions(dev_items), fit.dev_predictions(dev_items, adapter=False)
         result = self._result(job, summary, artefacts, history, trained, zero_shot, reused,
@@ -320,29 +323,6 @@ class DualEncoderTrainer(Trainer):
             scorer=scorer,
             extra=extra,
         )
-
-    def _fit(self, job: TrainingJob, head: Any, optimizer: Any, questions: list[_Question], dev_rows: list[np.ndarray],
-             batch_loss: Any, history: list[dict[str, float]], start: int) -> None:
-        import torch
-
-        p = self.params
-        with job.progress_bar(p.steps, "dual-encoder", initial=start) as bar:
-            for step in range(start, p.steps):
-                for group in optimizer.param_groups:
-                    group["lr"] = p.learning_rate * (p.steps - step) / p.steps  # linear decay
-                loss = batch_loss(_rows(questions, [job.seed, 0, step], p.batch_size, p.negatives, p.weak_ratio))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                entry = {"step": step + 1, "train_loss": float(loss.item())}
-                if dev_rows and ((step + 1) % p.eval_every == 0 or step + 1 == p.steps):
-                    with torch.no_grad():
-                        entry["dev_loss"] = float(np.mean([batch_loss(r).item() for r in dev_rows]))
-                history.append(entry)
-                bar.update(1)
-                bar.set_postfix(loss=f"{entry['train_loss']:.4f}")
-                if (step + 1) % job.checkpoint_every == 0 or step + 1 == p.steps:
-                    save_checkpoint(job.checkpoint_dir / "head", head, optimizer, {"step": step + 1, "history": history})
 
     def _dev_predictions(self, head: Any, embeddings: np.ndarray,
                          items: list[Any]) -> tuple[DevPredictions | None, DevPredictions | None]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from ragsift.errors import ConfigError
 from ragsift.trainers.base import DevPredictions, TrainingJob
-from ragsift.training.checkpoint import load_checkpoint, save_checkpoint
+from ragsift.training.checkpoint import TrainableParameters, run_steps
 
 if TYPE_CHECKING:
     from ragsift.scorers.dual_encoder import DualEncoderScorer
@@ -154,18 +154,16 @@ class EncoderLoraFit:
         return out
 
     # -- training ------------------------------------------------------------------------------
-    def fit(self, draw: Callable[[list[int]], np.ndarray], dev_rows: list[np.ndarray], dev_items: list[Any],
-            history: list[dict[str, float]]) -> list[dict[str, float]]:
+    def fit(self, draw: Callable[[list[int]], np.ndarray], dev_rows: list[np.ndarray],
+            dev_items: list[Any]) -> list[dict[str, float]]:
         """Train (resuming from ``checkpoint/adapter``) and return the loss history."""
         import torch
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.base.modules.normalize import Normalize
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-        from ragsift.trainers.yes_no_lora import _Trainable
-
         p, job = self.p, self.job
-        trainable = _Trainable(self.model)
+        trainable = TrainableParameters(self.model)
         optimizer = torch.optim.AdamW(trainable.parameters(), lr=p.learning_rate, weight_decay=p.weight_decay)
         loss_model = MultipleNegativesRankingLoss(SentenceTransformer(modules=[Normalize()], device="cpu"), scale=p.scale)
 
@@ -175,29 +173,13 @@ class EncoderLoraFit:
             where = torch.from_numpy(inverse.reshape(rows.shape))
             return loss_model.compute_loss_from_embeddings([embedded[where[:, c]] for c in range(rows.shape[1])], torch.empty(0))
 
-        start = 0
-        if job.resume:
-            state = load_checkpoint(job.checkpoint_dir / ADAPTER_FOLDER, trainable, optimizer)
-            if state is not None:
-                start, history = int(state["step"]), list(state["history"])
-        with job.progress_bar(p.steps, "dual-encoder", initial=start) as bar:
-            for step in range(start, p.steps):
-                for group in optimizer.param_groups:
-                    group["lr"] = p.learning_rate * (p.steps - step) / p.steps  # linear decay
-                self.model.train()
-                torch.manual_seed(job.seed + step)  # dropout
-                loss = batch_loss(draw([job.seed, 0, step]))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                entry = {"step": step + 1, "train_loss": float(loss.item())}
-                if (step + 1) % p.eval_every == 0 or step + 1 == p.steps:
-                    entry.update(self._evaluate(batch_loss, dev_rows, dev_items))
-                history.append(entry)
-                bar.update(1)
-                bar.set_postfix(loss=f"{entry['train_loss']:.4f}")
-                if (step + 1) % job.checkpoint_every == 0 or step + 1 == p.steps:
-                    save_checkpoint(job.checkpoint_dir / ADAPTER_FOLDER, trainable, optimizer, {"step": step + 1, "history": history})
+        def train_loss(step: int) -> Any:
+            self.model.train()
+            torch.manual_seed(job.seed + step)  # dropout
+            return batch_loss(draw([job.seed, 0, step]))
+
+        history = run_steps(job, p, job.checkpoint_dir / ADAPTER_FOLDER, trainable, optimizer, train_loss,
+                            lambda: self._evaluate(batch_loss, dev_rows, dev_items), "dual-encoder")
         self.model.eval()
         return history
 

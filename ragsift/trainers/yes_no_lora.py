@@ -37,7 +37,7 @@ from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.trainers.base import Trainer, TrainingJob, TrainingResult
 from ragsift.trainers.cross_encoder import _batch_indices
 from ragsift.trainers.yes_no_readout import dev_predictions
-from ragsift.training.checkpoint import load_checkpoint, save_checkpoint
+from ragsift.training.checkpoint import TrainableParameters, load_checkpoint, save_checkpoint
 
 __all__ = ["YesNoLoraTrainer", "YesNoLoraTrainerParams", "LORA_TARGETS"]
 
@@ -70,26 +70,6 @@ class YesNoLoraTrainerParams(Params):
     max_length: int | None = Field(None, ge=8)
     dev_questions: int | None = Field(None, ge=1)
     eval_batch_size: int = Field(8, ge=1)
-
-
-class _Trainable:
-    """The trainable (LoRA) parameters of a model, for checkpoints of those alone."""
-
-    def __init__(self, model: Any) -> None:
-        self.named = {n: w for n, w in model.named_parameters() if w.requires_grad}
-
-    def parameters(self) -> Any:
-        return iter(self.named.values())
-
-    def state_dict(self) -> dict[str, Any]:
-        return dict(self.named)
-
-    def load_state_dict(self, tensors: dict[str, Any]) -> None:
-        import torch
-
-        with torch.no_grad():
-            for name, value in tensors.items():
-                self.named[name].copy_(value)
 
 
 def _precision(dtype: str, device: Any) -> Any:
@@ -135,7 +115,7 @@ class YesNoLoraTrainer(Trainer):
         pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else (tokenizer.pad_token_id or 0)
         per_step = p.batch_size * p.grad_accum
         steps = p.steps or max(1, math.ceil(p.epochs * len(records) / per_step))
-        trainable = _Trainable(model)
+        trainable = TrainableParameters(model)
         decay = [w for n, w in trainable.named.items() if "bias" not in n]
         optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": p.weight_decay},
                                        {"params": [w for n, w in trainable.named.items() if "bias" in n], "weight_decay": 0.0}],

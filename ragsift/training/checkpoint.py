@@ -3,17 +3,39 @@ everything else (step, loss history, optimizer hyper-parameters) in JSON.
 
 A checkpoint folder holds ``model.safetensors``, ``optimizer.safetensors`` and ``state.json``;
 ``state.json`` is written last (atomically), so a folder without it is an unfinished write and is
-ignored.
+ignored. :func:`run_steps` is the step loop of the trainers that train for a number of steps with
+a linearly decaying learning rate, checkpointing as they go.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["save_checkpoint", "load_checkpoint"]
+__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "run_steps"]
+
+
+class TrainableParameters:
+    """The trainable (e.g. LoRA) parameters of a model, for checkpoints of those alone."""
+
+    def __init__(self, model: Any) -> None:
+        self.named = {n: w for n, w in model.named_parameters() if w.requires_grad}
+
+    def parameters(self) -> Any:
+        return iter(self.named.values())
+
+    def state_dict(self) -> dict[str, Any]:
+        return dict(self.named)
+
+    def load_state_dict(self, tensors: dict[str, Any]) -> None:
+        import torch
+
+        with torch.no_grad():
+            for name, value in tensors.items():
+                self.named[name].copy_(value)
 
 
 def _optimizer_parts(optimizer: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -67,3 +89,36 @@ def load_checkpoint(folder: Path, model: Any, optimizer: Any) -> dict[str, Any] 
         per_param.setdefault(int(index), {}).update(values)
     optimizer.load_state_dict({"state": per_param, "param_groups": rest["param_groups"]})
     return dict(state)
+
+
+def run_steps(job: Any, params: Any, folder: Path, model: Any, optimizer: Any, train_loss: Callable[[int], Any],
+              evaluate: Callable[[], dict[str, float]], name: str) -> list[dict[str, float]]:
+    """``params.steps`` optimizer steps at ``params.learning_rate`` decaying linearly to zero, resumed
+    from the checkpoint in ``folder`` (when ``job.resume``); ``train_loss(step)`` is the step's loss,
+    ``evaluate()`` the development figures joined to the history every ``params.eval_every`` steps
+    and at the last; a checkpoint of ``model`` and ``optimizer`` every ``job.checkpoint_every``
+    steps and at the last. Returns the loss history."""
+    history: list[dict[str, float]] = []
+    start = 0
+    if job.resume:
+        state = load_checkpoint(folder, model, optimizer)
+        if state is not None:
+            start, history = int(state["step"]), list(state["history"])
+    steps = params.steps
+    with job.progress_bar(steps, name, initial=start) as bar:
+        for step in range(start, steps):
+            for group in optimizer.param_groups:
+                group["lr"] = params.learning_rate * (steps - step) / steps  # linear decay
+            loss = train_loss(step)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            entry = {"step": step + 1, "train_loss": float(loss.item())}
+            if (step + 1) % params.eval_every == 0 or step + 1 == steps:
+                entry.update(evaluate())
+            history.append(entry)
+            bar.update(1)
+            bar.set_postfix(loss=f"{entry['train_loss']:.4f}")
+            if (step + 1) % job.checkpoint_every == 0 or step + 1 == steps:
+                save_checkpoint(folder, model, optimizer, {"step": step + 1, "history": history})
+    return history
