@@ -38,9 +38,10 @@ def test_the_quickstart_config_validates_and_builds_every_compressor():
     assert reader is not None and reader.registered_name == "llama-cpp"
     assert reader.config() == load_config(ROOT / "configs" / "reader-qwen1.5b.toml").build_reader().config()
     assert reader.config()["model"] == "split:qwen2.5-coder-1.5b-instruct"
-    # the reader and the EXIT, ECoRAG, RECOMP and fusion compressors come from their own configs (include)
+    # the reader and the EXIT, ECoRAG, RECOMP and fusion compressors come from their own configs
+    # (include; exit-trained's in turn from exit-offline.toml)
     assert {p.name for p in config.included_files} == {
-        "reader-qwen1.5b.toml", "fusion-trained.toml", "ecorag-trained.toml", "exit-trained.toml",
+        "reader-qwen1.5b.toml", "fusion-trained.toml", "ecorag-trained.toml", "exit-trained.toml", "exit-offline.toml",
         "recomp-extractive-offline.toml", "selective-context-offline.toml", "longllmlingua-offline.toml"}
     for label, name in (("ecorag-trained", "ecorag-trained"), ("recomp-extractive", "recomp-extractive-offline"),
                         ("selective-context", "selective-context-offline"), ("longllmlingua", "longllmlingua-offline")):
