@@ -124,6 +124,17 @@ class _Texts:
         return self._index[key]
 
 
+@dataclass
+class _TrainingSet:
+    """What both modes train on: the labeler's records, the questions built from them (rows into
+    ``texts``) and the label counts."""
+    records: list[Any]
+    questions: list[_Question]
+    counts: dict[str, int]
+    labeler: Any
+    texts: _Texts
+
+
 def _rows(questions: Sequence[_Question], key: list[int], batch_size: int, negatives: int,
           weak_ratio: float) -> np.ndarray:
     """Embedding rows of one batch drawn by the generator seeded with ``key``:
@@ -245,9 +256,9 @@ class DualEncoderTrainer(Trainer):
         dev_questions = [q for q in dev_questions if q.strong and (q.weak or q.distractor)]
         dev_rows = [_rows(dev_questions, [job.seed, 1, b], p.batch_size, p.negatives, p.weak_ratio)
                     for b in range(max(1, len(dev_questions) // p.batch_size))] if len(dev_questions) >= 2 else []
-        summary = {"records": records, "questions": questions, "counts": counts, "labeler": labeler, "texts": texts}
+        data = _TrainingSet(records, questions, counts, labeler, texts)
         if p.encoder == "lora":
-            return self._train_lora(job, summary, dev_rows, dev_items)
+            return self._train_lora(job, data, dev_rows, dev_items)
         cached, reused = self._embeddings(job, self._base_scorer(), texts)
         embeddings = torch.from_numpy(cached)
 
@@ -279,31 +290,30 @@ class DualEncoderTrainer(Trainer):
         head.eval()
         save_head(head, job.output / HEAD_FOLDER)
         trained, zero_shot = self._dev_predictions(head, embeddings.numpy(), dev_items)
-        return self._result(job, summary, [f"{HEAD_FOLDER}/config.json", f"{HEAD_FOLDER}/model.safetensors"], history,
+        return self._result(job, data, [f"{HEAD_FOLDER}/config.json", f"{HEAD_FOLDER}/model.safetensors"], history,
                             trained, zero_shot, reused, self.scorer_spec(head=str(job.output / HEAD_FOLDER)))
 
-    def _train_lora(self, job: TrainingJob, summary: dict[str, Any], dev_rows: list[np.ndarray],
+    def _train_lora(self, job: TrainingJob, data: _TrainingSet, dev_rows: list[np.ndarray],
                     dev_items: list[Any]) -> TrainingResult:
         from ragsift.trainers.dual_encoder_lora import ADAPTER_FOLDER, EncoderLoraFit
 
         p = self.params
         fit = EncoderLoraFit(p, job, self._base_scorer())
-        reused = fit.cache_states(summary["texts"].items)
-        questions = summary["questions"]
-        history = fit.fit(lambda key: _rows(questions, key, p.batch_size, p.negatives, p.weak_ratio), dev_rows, dev_items)
+        reused = fit.cache_states(data.texts.items)
+        history = fit.fit(lambda key: _rows(data.questions, key, p.batch_size, p.negatives, p.weak_ratio), dev_rows, dev_items)
         artefacts = fit.save()
         trained, zero_shot = fit.dev_predictions(dev_items), fit.dev_predictions(dev_items, adapter=False)
-        result = self._result(job, summary, artefacts, history, trained, zero_shot, reused,
+        result = self._result(job, data, artefacts, history, trained, zero_shot, reused,
                               self.scorer_spec(adapter=str(job.output / ADAPTER_FOLDER)))
         result.extra["trained_layers"] = list(range(fit.start, fit.start + p.train_layers))
         result.extra["adapter_parameters"] = sum(w.numel() for w in fit.model.parameters() if w.requires_grad)
         return result
 
-    def _result(self, job: TrainingJob, summary: dict[str, Any], artefacts: list[str], history: list[dict[str, float]],
+    def _result(self, job: TrainingJob, data: _TrainingSet, artefacts: list[str], history: list[dict[str, float]],
                 trained: DevPredictions | None, zero_shot: DevPredictions | None, reused: int,
                 scorer: dict[str, Any]) -> TrainingResult:
-        p, counts, labeler, questions = self.params, summary["counts"], summary["labeler"], summary["questions"]
-        extra: dict[str, Any] = {"label_counts": counts, "texts": len(summary["texts"].items), "texts_from_checkpoint": reused}
+        p, counts, labeler, questions = self.params, data.counts, data.labeler, data.questions
+        extra: dict[str, Any] = {"label_counts": counts, "texts": len(data.texts.items), "texts_from_checkpoint": reused}
         if zero_shot is not None:
             from ragsift.training.report import selection_curves
 
@@ -313,7 +323,7 @@ class DualEncoderTrainer(Trainer):
             artefacts=artefacts,
             history=history,
             dev=trained,
-            hyperparameters={**self.config(), "seed": job.seed, "training_records": len(summary["records"]),
+            hyperparameters={**self.config(), "seed": job.seed, "training_records": len(data.records),
                              "training_questions": len(questions),
                              "epochs": round(p.steps * min(p.batch_size, len(questions)) / len(questions), 3)},
             base_model=p.base_model,
