@@ -110,6 +110,14 @@ def cpu_per_question(monitor: Path, files: dict[str, str]) -> dict[str, float]:
     return {label: per_label[label] / done[label] for label in per_label if done[label]}
 
 
+def cache_hits(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """How many of the records' scores and reader answers came from the cache: their timings are the
+    ones measured when they were computed (in this run, e.g. a sweep's other points, or in another)."""
+    scores = sum(bool(((r.get("info") or {}).get("score_cache") or {}).get("hit")) for r in records)
+    answers = sum(bool((r.get("reader") or {}).get("cached")) for r in records)
+    return scores, answers
+
+
 def _outputs() -> dict[str, Any]:
     from ragsift.registry import get_registry
 
@@ -180,11 +188,12 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
         f"Means over the {k} questions with {int(settings.confidence * 100)}% bootstrap CIs "
         f"({settings.bootstrap_samples} resamples). Tokens: the reader's prompt (template + question + context) "
         "and the compressed context alone. Latency per question in seconds: compress, read, and end to end "
-        "(compress + read; retrieval excluded). Cached answers and scores count as long as they took when computed.",
+        "(compress + read; retrieval excluded). Cached answers and scores count as long as they took when computed; "
+        "'cached' counts them (scores / answers).",
         "",
         "| compressor | EM | F1 | prompt tokens | context tokens | Ev-P | Ev-R | compress (s) | read (s) | "
-        "end to end (s) |" + (" CPU s / question |" if cpu else ""),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if cpu else ""),
+        "end to end (s) | cached |" + (" CPU s / question |" if cpu else ""),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if cpu else ""),
     ]
     for label, comp in summary["compressors"].items():
         values, latency = comp["values"], comp["latency_ms"]
@@ -193,7 +202,7 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
         row = [label, _ci(values.get("em")), _ci(values.get("f1")), _mean(prompt),
                f"{values['compressed_tokens']['mean']:.0f}" if "compressed_tokens" in values else "-",
                _ci(values.get("evidence_precision")), _ci(values.get("evidence_recall")),
-               seconds["compress"], seconds["read"], seconds["total"]]
+               seconds["compress"], seconds["read"], seconds["total"], " / ".join(map(str, cache_hits(common[label])))]
         if cpu:
             row.append(f"{cpu[label]:.1f}" if label in cpu else "-")
         lines.append("| " + " | ".join(row) + " |")

@@ -33,6 +33,12 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
     full_bm25 = tmp_path / "bm25-all.jsonl"
     shutil.copy(bm25, full_bm25)
     bm25.write_text("".join(bm25.read_text().splitlines(keepends=True)[:3]))  # as if stopped after 3 questions
+    for path in (run_dir / "predictions").glob("*.jsonl"):  # cache hits: bm25's 2nd score, none's 1st answer
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for i, record in enumerate(records):
+            record.setdefault("info", {})["score_cache"] = {"hit": path.stem == "bm25" and i == 1, "seconds": 0.1}
+            record["reader"]["cached"] = path.stem == "none" and i == 0
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
     monitor = tmp_path / "monitor.log"
     monitor.write_text("\n".join([
         "100 1.0 1.0 1.0 pid=7 cpu=10",                       # loading: goes to the compressor that finishes next
@@ -62,6 +68,7 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
     assert [rows[label][-1] for label in ("none", "oracle", "bm25")] == ["13.5", "3.0", "2.0"]  # CPU s / question
     total = statistics.fmean(r["timings"]["compress"] + r["timings"]["read"] for r in none)
     assert rows["none"][8] == f"{total:.2f}"
+    assert [rows[label][9] for label in ("none", "oracle", "bm25")] == ["0 / 1", "0 / 0", "1 / 0"]  # cached
     assert "none" not in tests and set(tests) >= {"oracle", "bm25"}
     assert all(cell.count("[") == 1 and "Holm" in cell for cell in tests["oracle"])
     # the report of the 3 finished questions: ragsift's own report.html and plots
