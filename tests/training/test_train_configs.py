@@ -36,3 +36,14 @@ def test_unknown_keys_and_missing_configs_are_clear(tmp_path):
 def test_a_name_finds_the_file_in_configs_train():
     assert load_train_config("fusion").source == load_train_config("fusion.toml").source
     assert Path(load_train_config("fusion").source).resolve() == (CONFIGS[0].parent / "fusion.toml").resolve()
+
+
+def test_the_judge_trained_by_ecorag_judge_is_the_judge_of_ecorag_trained():
+    """configs/train/ecorag-judge.toml trains the readout of configs/ecorag-trained.toml's judge and
+    ranks with its scorer: the copies must not drift apart."""
+    from ragsift.config import load_config
+
+    trainer = load_train_config("ecorag-judge").trainer
+    compressor = load_config("ecorag-trained").compressor_specs()["ecorag"]
+    assert trainer["judge"] == compressor["selector"]["judge"]
+    assert trainer["ranker"] == compressor["scorer"]
