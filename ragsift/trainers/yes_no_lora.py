@@ -37,7 +37,7 @@ from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.trainers.base import Trainer, TrainingJob, TrainingResult
 from ragsift.trainers.cross_encoder import _batch_indices
 from ragsift.trainers.yes_no_readout import dev_predictions
-from ragsift.training.checkpoint import TrainableParameters, load_checkpoint, save_checkpoint
+from ragsift.training.checkpoint import TrainableParameters, step_loop
 
 __all__ = ["YesNoLoraTrainer", "YesNoLoraTrainerParams", "LORA_TARGETS"]
 
@@ -127,43 +127,33 @@ class YesNoLoraTrainer(Trainer):
                 return p.learning_rate * (step + 1) / warmup
             return p.learning_rate * max(0.0, (steps - step) / max(1, steps - warmup))
 
-        history: list[dict[str, float]] = []
-        start = 0
-        if job.resume:
-            state = load_checkpoint(job.checkpoint_dir, trainable, optimizer)
-            if state is not None:
-                start, history = int(state["step"]), list(state["history"])
         scaler = torch.amp.GradScaler("cuda", enabled=autocast is torch.float16)
+
+        def optimize(step: int) -> float:
+            torch.manual_seed(job.seed + step)
+            chosen = _batch_indices(len(records), step, per_step, job.seed)
+            optimizer.zero_grad()
+            total = 0.0
+            for part in range(0, per_step, p.batch_size):
+                rows = chosen[part : part + p.batch_size]
+                ids, mask, positions = padded_batch([prompts[i] for i in rows], pad, device)
+                target = torch.tensor([0 if records[i].label else 1 for i in rows], device=device)
+                with torch.autocast(device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
+                    logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits[:, -1].float()
+                if p.loss == "two-way":
+                    loss = torch.nn.functional.cross_entropy(logits[:, list(answers)], target)
+                else:
+                    loss = torch.nn.functional.cross_entropy(logits, torch.tensor(answers, device=device)[target])
+                scaler.scale(loss * len(rows) / per_step).backward()
+                total += float(loss.item()) * len(rows) / per_step
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(list(trainable.parameters()), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+            return total
+
         model.train()
-        with job.progress_bar(steps, "yes-no-lora", initial=start) as bar:
-            for step in range(start, steps):
-                torch.manual_seed(job.seed + step)
-                chosen = _batch_indices(len(records), step, per_step, job.seed)
-                for group in optimizer.param_groups:
-                    group["lr"] = lr_at(step)
-                optimizer.zero_grad()
-                total = 0.0
-                for part in range(0, per_step, p.batch_size):
-                    rows = chosen[part : part + p.batch_size]
-                    ids, mask, positions = padded_batch([prompts[i] for i in rows], pad, device)
-                    target = torch.tensor([0 if records[i].label else 1 for i in rows], device=device)
-                    with torch.autocast(device.type, dtype=autocast or torch.float32, enabled=autocast is not None):
-                        logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1).logits[:, -1].float()
-                    if p.loss == "two-way":
-                        loss = torch.nn.functional.cross_entropy(logits[:, list(answers)], target)
-                    else:
-                        loss = torch.nn.functional.cross_entropy(logits, torch.tensor(answers, device=device)[target])
-                    scaler.scale(loss * len(rows) / per_step).backward()
-                    total += float(loss.item()) * len(rows) / per_step
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(list(trainable.parameters()), 1.0)
-                scaler.step(optimizer)
-                scaler.update()
-                history.append({"step": step + 1, "train_loss": total})
-                bar.update(1)
-                bar.set_postfix(loss=f"{total:.4f}")
-                if (step + 1) % job.checkpoint_every == 0 or step + 1 == steps:
-                    save_checkpoint(job.checkpoint_dir, trainable, optimizer, {"step": step + 1, "history": history})
+        history = step_loop(job, job.checkpoint_dir, trainable, optimizer, optimize, steps=steps, lr_at=lr_at, name="yes-no-lora")
         model.eval()
         model.save_pretrained(str(job.output), safe_serialization=True)
         scorer_spec = {"name": "causal-yes-no", "model": p.base_model, "adapter": str(job.output), "template": p.template,

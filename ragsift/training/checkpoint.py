@@ -3,8 +3,8 @@ everything else (step, loss history, optimizer hyper-parameters) in JSON.
 
 A checkpoint folder holds ``model.safetensors``, ``optimizer.safetensors`` and ``state.json``;
 ``state.json`` is written last (atomically), so a folder without it is an unfinished write and is
-ignored. :func:`run_steps` is the step loop of the trainers that train for a number of steps with
-a linearly decaying learning rate, checkpointing as they go.
+ignored. :func:`step_loop` is the trainers' resumable step loop, checkpointing as it goes;
+:func:`run_steps` its plain form with a linearly decaying learning rate.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "run_steps"]
+__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_loop", "run_steps"]
 
 
 class TrainableParameters:
@@ -91,30 +91,27 @@ def load_checkpoint(folder: Path, model: Any, optimizer: Any) -> dict[str, Any] 
     return dict(state)
 
 
-def run_steps(job: Any, params: Any, folder: Path, model: Any, optimizer: Any, train_loss: Callable[[int], Any],
-              evaluate: Callable[[], dict[str, float]], name: str) -> list[dict[str, float]]:
-    """``params.steps`` optimizer steps at ``params.learning_rate`` decaying linearly to zero, resumed
-    from the checkpoint in ``folder`` (when ``job.resume``); ``train_loss(step)`` is the step's loss,
-    ``evaluate()`` the development figures joined to the history every ``params.eval_every`` steps
-    and at the last; a checkpoint of ``model`` and ``optimizer`` every ``job.checkpoint_every``
-    steps and at the last. Returns the loss history."""
+def step_loop(job: Any, folder: Path, model: Any, optimizer: Any, optimize: Callable[[int], float], *, steps: int,
+              lr_at: Callable[[int], float], name: str, evaluate: Callable[[], dict[str, float]] | None = None,
+              eval_every: int = 0) -> list[dict[str, float]]:
+    """``steps`` optimizer steps, resumed from the checkpoint in ``folder`` (when ``job.resume``).
+    Step ``i`` sets every parameter group's learning rate to ``lr_at(i)``, then ``optimize(i)`` runs
+    the step (gradients, optimizer update) and returns its training loss; ``evaluate()`` gives the
+    development figures joined to the history every ``eval_every`` steps (0: never) and at the last;
+    a checkpoint of ``model`` and ``optimizer`` every ``job.checkpoint_every`` steps and at the
+    last. Returns the loss history."""
     history: list[dict[str, float]] = []
     start = 0
     if job.resume:
         state = load_checkpoint(folder, model, optimizer)
         if state is not None:
             start, history = int(state["step"]), list(state["history"])
-    steps = params.steps
     with job.progress_bar(steps, name, initial=start) as bar:
         for step in range(start, steps):
             for group in optimizer.param_groups:
-                group["lr"] = params.learning_rate * (steps - step) / steps  # linear decay
-            loss = train_loss(step)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            entry = {"step": step + 1, "train_loss": float(loss.item())}
-            if (step + 1) % params.eval_every == 0 or step + 1 == steps:
+                group["lr"] = lr_at(step)
+            entry = {"step": step + 1, "train_loss": float(optimize(step))}
+            if evaluate is not None and ((eval_every and (step + 1) % eval_every == 0) or step + 1 == steps):
                 entry.update(evaluate())
             history.append(entry)
             bar.update(1)
@@ -122,3 +119,21 @@ def run_steps(job: Any, params: Any, folder: Path, model: Any, optimizer: Any, t
             if (step + 1) % job.checkpoint_every == 0 or step + 1 == steps:
                 save_checkpoint(folder, model, optimizer, {"step": step + 1, "history": history})
     return history
+
+
+def run_steps(job: Any, params: Any, folder: Path, model: Any, optimizer: Any, train_loss: Callable[[int], Any],
+              evaluate: Callable[[], dict[str, float]], name: str) -> list[dict[str, float]]:
+    """:func:`step_loop` with ``params.steps`` plain steps (``train_loss(step)`` is the step's loss,
+    back-propagated whole) at ``params.learning_rate`` decaying linearly to zero, evaluated every
+    ``params.eval_every`` steps."""
+    steps = params.steps
+
+    def optimize(step: int) -> float:
+        loss = train_loss(step)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return float(loss.item())
+
+    return step_loop(job, folder, model, optimizer, optimize, steps=steps, name=name, evaluate=evaluate,
+                     eval_every=params.eval_every, lr_at=lambda step: params.learning_rate * (steps - step) / steps)
