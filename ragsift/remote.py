@@ -111,6 +111,18 @@ class BadReply(Exception):
     """A 200 reply that is not the completion asked for (not one, no choices): retried."""
 
 
+def first_choice(response: Any, kind: str) -> Any:
+    """The first choice of a ``kind`` reply ("completion", "chat completion"); :class:`BadReply`
+    when the reply is not one (a bare string or bytes) or has no choices."""
+    if isinstance(response, (str, bytes)):
+        text = response.decode("utf-8", "replace") if isinstance(response, bytes) else response
+        raise BadReply(f"a reply that is not a {kind} ({text[:80] + ('...' if len(text) > 80 else '')!r})")
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        raise BadReply(f"a {kind} with no choices")
+    return choices[0]
+
+
 def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *, owner: str, server: str, model: str,
                       attempts: int, backoff: Callable[[int, float | None], float], redact: Callable[[str], str],
                       key_env: str, too_long: Callable[[str], Exception], error: Callable[[str], Exception]) -> T:

@@ -23,6 +23,7 @@ from ragsift.remote import (
     api_key,
     backoff_delay,
     call_with_retries,
+    first_choice,
     redact,
     redact_url,
     secrets,
@@ -129,12 +130,7 @@ class OpenAIReader(Reader):
         return backoff_delay(attempt, self.params.backoff_seconds, self.params.max_backoff_seconds, retry_after_s)
 
     def _to_answer(self, response: Any, seconds: float) -> ReaderAnswer:
-        if isinstance(response, (str, bytes)):
-            raise BadReply(f"a reply that is not a chat completion ({_clip(response)!r})")
-        choices = getattr(response, "choices", None) or []
-        if not choices:
-            raise BadReply("a chat completion with no choices")
-        message = getattr(choices[0], "message", None)
+        message = getattr(first_choice(response, "chat completion"), "message", None)
         content = getattr(message, "content", None) or ""
         if not isinstance(content, str):
             raise BadReply(f"a chat completion whose content is not text ({_clip(content)!r})")

@@ -43,10 +43,10 @@ from ragsift.errors import ConfigError, PromptTooLongError, RagsiftError
 from ragsift.lm import EXIT_TEMPLATE, YesNoTemplate, document_context
 from ragsift.plugin import Params
 from ragsift.remote import (
-    BadReply,
     api_key,
     backoff_delay,
     call_with_retries,
+    first_choice,
     redact,
     redact_url,
 )
@@ -251,12 +251,7 @@ class RemoteYesNoScorer(Scorer):
                                  redact=self._redact, key_env=p.api_key_env, too_long=too_long, error=RemoteScoringError)
 
     def _reading(self, response: Any, where: str) -> _Reading:
-        if isinstance(response, (str, bytes)):
-            raise BadReply(f"a reply that is not a completion ({str(response)[:80]!r})")
-        choices = getattr(response, "choices", None) or []
-        if not choices:
-            raise BadReply("a completion with no choices")
-        logprobs = getattr(choices[0], "logprobs", None)
+        logprobs = getattr(first_choice(response, "completion"), "logprobs", None)
         top = getattr(logprobs, "top_logprobs", None)
         if not top or not isinstance(top[0], Mapping) or not top[0]:
             raise RemoteScoringError(f"RemoteYesNoScorer: server {self.server} returned no next-token logprobs for model "
