@@ -8,6 +8,7 @@ metrics also get an exact McNemar test. ``docs/statistics.md`` says what each nu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,6 +35,8 @@ COLUMN_ORDER = (
 )
 #: a difference is starred when its Holm-adjusted p-value is below this
 SIGNIFICANCE = 0.05
+#: Monte Carlo p-values are resolved finely enough for Holm-adjusted values this small
+HOLM_RESOLUTION = 0.001
 _NOT_IN_TABLE = {"original_tokens"}  # the same for every compressor; in summary.json only
 
 
@@ -124,29 +127,34 @@ def build_summary(
 
 def _compare(summary: dict[str, Any], per_label: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str,
              outputs: Mapping[str, MetricOutput], samples: int, confidence: float, seed: int) -> None:
-    """Paired tests of every compressor against ``baseline``, then Holm over all of them."""
+    """Paired tests of every compressor against ``baseline``, then Holm over all of them. Monte
+    Carlo p-values too small for ``samples`` sign patterns to resolve draw more, up to enough that
+    the family's Holm-adjusted p-values can reach :data:`HOLM_RESOLUTION`."""
     base = per_label[baseline]
+    pairs: list[tuple[str, str, list[float], list[float], int]] = []
     for label, by_id in per_label.items():
         if label == baseline:
             continue
-        tests: dict[str, dict[str, Any]] = {}
+        summary["comparisons"][label] = {}
         for key in summary["metrics"]:
             if key not in by_id or key not in base or key in _NOT_IN_TABLE:
                 continue
             _, ours, theirs, unpaired = pair_by_id(by_id[key], base[key])
-            if len(ours) < 2:
-                continue
-            scale = _describe(key, outputs).scale
-            test = paired_comparison([v * scale for v in ours], [v * scale for v in theirs], samples, confidence,
-                                     derive_seed(seed, label, baseline, key)).to_dict()
-            test["unpaired"] = unpaired
-            if _describe(key, outputs).binary:
-                only_ours, only_theirs = discordant_pairs(ours, theirs)
-                test["mcnemar"] = {"p_value": mcnemar_exact(ours, theirs), "compressor_only": only_ours,
-                                   "baseline_only": only_theirs}
-            tests[key] = test
-        summary["comparisons"][label] = tests
-    family = [test for tests in summary["comparisons"].values() for test in tests.values()]
+            if len(ours) >= 2:
+                pairs.append((label, key, ours, theirs, unpaired))
+    max_patterns = math.ceil(len(pairs) / HOLM_RESOLUTION)
+    family = []
+    for label, key, ours, theirs, unpaired in pairs:
+        scale = _describe(key, outputs).scale
+        test = paired_comparison([v * scale for v in ours], [v * scale for v in theirs], samples, confidence,
+                                 derive_seed(seed, label, baseline, key), max_patterns).to_dict()
+        test["unpaired"] = unpaired
+        if _describe(key, outputs).binary:
+            only_ours, only_theirs = discordant_pairs(ours, theirs)
+            test["mcnemar"] = {"p_value": mcnemar_exact(ours, theirs), "compressor_only": only_ours,
+                               "baseline_only": only_theirs}
+        summary["comparisons"][label][key] = test
+        family.append(test)
     for test, adjusted in zip(family, holm_adjust([t["p_value"] for t in family]), strict=True):
         test["p_holm"] = adjusted
     summary["p_adjustment"]["comparisons"] = len(family)

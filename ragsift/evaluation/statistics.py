@@ -5,9 +5,11 @@
   paired-bootstrap confidence interval of that mean, and a two-sided sign-flip permutation
   p-value (under the null hypothesis the sign of each paired difference is exchangeable).
   Up to :data:`EXACT_MAX_PAIRS` pairs the test is exact: all ``2**n`` sign patterns, p =
-  ``#{|permuted sum| >= |observed sum|} / 2**n``. Above that it draws ``samples`` random sign
-  patterns and p = ``(1 + #{|permuted sum| >= |observed sum|}) / (1 + samples)``, so a Monte Carlo
-  p-value is never 0 (its smallest value is ``1 / (1 + samples)``).
+  ``#{|permuted sum| >= |observed sum|} / 2**n``. Above that it draws B random sign patterns
+  and p = ``(1 + #{|permuted sum| >= |observed sum|}) / (1 + B)``, so a Monte Carlo p-value is
+  never 0 (its smallest value is ``1 / (1 + B)``); B is ``samples``, extended up to
+  ``max_patterns`` while fewer than :data:`RESOLVED_COUNT` patterns are extreme (the summary sets
+  ``max_patterns`` so that Holm's correction over its whole family can go below 0.05).
 - :func:`holm_adjust`: Holm's step-down adjustment of a family of p-values.
 - :func:`mcnemar_exact`: the exact McNemar test of two paired binary (0/1) outcomes.
 
@@ -26,13 +28,16 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "EXACT_MAX_PAIRS", "Interval", "PairedComparison", "bootstrap_ci", "paired_comparison", "derive_seed",
+    "EXACT_MAX_PAIRS", "RESOLVED_COUNT", "Interval", "PairedComparison", "bootstrap_ci", "paired_comparison", "derive_seed",
     "holm_adjust", "mcnemar_exact", "discordant_pairs",
 ]
 
 #: the sign-flip test enumerates all 2**n sign patterns up to this many pairs (65,536 patterns)
 EXACT_MAX_PAIRS = 16
 _CHUNK = 2000  # resamples per block: bounds memory at n x 2000 indices
+#: a Monte Carlo sign-flip p-value with fewer extreme patterns than this among its first samples
+#: is refined with more patterns (up to the caller's max_patterns)
+RESOLVED_COUNT = 10
 #: permuted sums within this fraction of sum(|differences|) of the observed one count as ties
 #: (the same sum reached by another order of additions differs in its last bits)
 _TIE_TOLERANCE = 1e-9
@@ -63,7 +68,7 @@ class PairedComparison:
     """Mean difference (compressor - baseline) over ``n`` paired examples, its CI and p-value.
 
     ``exact`` is True when the p-value comes from all ``2**n`` sign patterns (or from the closed
-    form of a constant difference), False when from ``samples`` random ones."""
+    form of a constant difference, ``patterns`` 0), False when from ``patterns`` random ones."""
 
     mean_difference: float
     low: float
@@ -72,6 +77,7 @@ class PairedComparison:
     n: int
     confidence: float
     exact: bool
+    patterns: int
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,15 +146,20 @@ def _exact_sign_flip(diff: np.ndarray, threshold: float) -> float:
     return float(np.count_nonzero(np.abs(signs @ diff) >= threshold)) / 2**n
 
 
-def _sampled_sign_flip(diff: np.ndarray, threshold: float, samples: int, rng: np.random.Generator) -> float:
-    """``(1 + #{|sum| >= threshold}) / (1 + samples)`` over ``samples`` random sign patterns."""
+def _sampled_sign_flip(diff: np.ndarray, threshold: float, samples: int, rng: np.random.Generator,
+                       max_patterns: int) -> tuple[float, int]:
+    """``(1 + #{|sum| >= threshold}) / (1 + B)`` over B random sign patterns: B = ``samples``, or,
+    when fewer than :data:`RESOLVED_COUNT` of those reach ``threshold`` (a p-value below about
+    ``RESOLVED_COUNT / samples``, poorly resolved), more patterns until that many do or B =
+    ``max_patterns``. Returns the p-value and B."""
     n = len(diff)
-    extreme = 0
-    for start in range(0, samples, _CHUNK):
-        size = min(_CHUNK, samples - start)
+    extreme = drawn = 0
+    while drawn < samples or (extreme < RESOLVED_COUNT and drawn < max_patterns):
+        size = min(_CHUNK, (samples if drawn < samples else max_patterns) - drawn)
         signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
         extreme += int(np.count_nonzero(np.abs(signs @ diff) >= threshold))
-    return (1 + extreme) / (1 + samples)
+        drawn += size
+    return (1 + extreme) / (1 + drawn), drawn
 
 
 def paired_comparison(
@@ -157,13 +168,16 @@ def paired_comparison(
     samples: int = 1000,
     confidence: float = 0.95,
     seed: int | Sequence[int] = 0,
+    max_patterns: int = 0,
 ) -> PairedComparison:
     """Compare paired values (``values[i]`` and ``baseline[i]`` come from the same example):
     is the mean of ``values - baseline`` different from 0?
 
     The caller pairs the values (the summary pairs them by example id). The interval is the
     percentile bootstrap of the mean difference (``samples`` resamples of the pairs); the
-    p-value is the two-sided sign-flip test (exact up to :data:`EXACT_MAX_PAIRS` pairs)."""
+    p-value is the two-sided sign-flip test (exact up to :data:`EXACT_MAX_PAIRS` pairs; above
+    that from ``samples`` random sign patterns, or up to ``max_patterns`` when the p-value is
+    too small for ``samples`` to resolve, see :func:`_sampled_sign_flip`)."""
     _check_confidence(confidence)
     _check_samples(samples)
     a, b = _as_array(values), _as_array(baseline)
@@ -178,13 +192,14 @@ def paired_comparison(
         # no variation: the interval is the point; a constant non-zero shift reaches the observed
         # |sum| under exactly 2 of the 2**n sign patterns (all +, all -): p = 2 / 2**n, exactly
         p = 1.0 if observed == 0 else min(1.0, 2.0 ** (1 - n))
-        return PairedComparison(observed, observed, observed, p, n, confidence, True)
+        return PairedComparison(observed, observed, observed, p, n, confidence, True, 0)
     rng = np.random.default_rng(seed)
     low, high = _percentile_interval(_bootstrap_means(diff, samples, rng), confidence)
     threshold = abs(float(diff.sum())) - _TIE_TOLERANCE * float(np.abs(diff).sum())
-    exact = n <= EXACT_MAX_PAIRS
-    p_value = _exact_sign_flip(diff, threshold) if exact else _sampled_sign_flip(diff, threshold, samples, rng)
-    return PairedComparison(observed, low, high, p_value, n, confidence, exact)
+    if n <= EXACT_MAX_PAIRS:
+        return PairedComparison(observed, low, high, _exact_sign_flip(diff, threshold), n, confidence, True, 2**n)
+    p_value, patterns = _sampled_sign_flip(diff, threshold, samples, rng, max_patterns)
+    return PairedComparison(observed, low, high, p_value, n, confidence, False, patterns)
 
 
 def holm_adjust(p_values: Sequence[float]) -> list[float]:

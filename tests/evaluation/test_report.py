@@ -128,6 +128,27 @@ def test_holm_over_every_comparison_of_the_table() -> None:
     assert "## Binary metrics: exact McNemar test" in markdown and "| exit | EM | 6 | 0 | p=0.031 |" in markdown
 
 
+def test_a_clear_difference_survives_holm_over_a_wide_table() -> None:
+    # 100 examples, 12 compressors x 2 metrics: 24 comparisons. 1,000 sign patterns alone floor
+    # each Monte Carlo p at 1/1001, so Holm at 24/1001 = 0.024 at best and at 0.06 with 60; the
+    # summary draws more patterns for the poorly resolved ones, enough for Holm to reach 0.001
+    outputs = {**ExactMatchMetric.outputs, **TokenF1Metric.outputs}
+    rng = np.random.default_rng(4)
+    def recs(em: np.ndarray, f1: np.ndarray) -> list[dict]:  # type: ignore[type-arg]
+        return [{"id": f"q{i}", "metrics": {"em": float(e), "f1": float(f)}, "timings": {}}
+                for i, (e, f) in enumerate(zip(em, f1, strict=True))]
+    records = {"none": recs(rng.random(100) < 0.3, rng.random(100) * 0.5)}
+    records["oracle"] = recs(rng.random(100) < 0.9, 0.5 + rng.random(100) * 0.5)
+    for k in range(11):
+        records[f"noise{k}"] = recs(rng.random(100) < 0.3, rng.random(100) * 0.5)
+    summary = build_summary(records, outputs, baseline="none", samples=1000)
+    assert summary["p_adjustment"]["comparisons"] == 24
+    for key in ("em", "f1"):
+        test = summary["comparisons"]["oracle"][key]
+        assert test["patterns"] == 24_000 and test["p_holm"] == pytest.approx(24 / 24_001) and test["p_holm"] < 0.05
+    assert all(summary["comparisons"][f"noise{k}"]["em"]["p_holm"] > 0.05 for k in range(11))
+
+
 def test_missing_examples_are_named_in_the_tables() -> None:
     records = {"none": _em_records("none", {f"q{i}": float(i % 2) for i in range(8)}),
                "exit": _em_records("exit", {f"q{i}": 1.0 for i in range(6)})}

@@ -214,7 +214,7 @@ def test_exact_test_handles_ties_in_the_null_distribution() -> None:
 def test_identical_methods_give_p_one() -> None:
     same = paired_comparison([1.0, 0.0, 1.0, 0.5], [1.0, 0.0, 1.0, 0.5])
     assert same.to_dict() == {"mean_difference": 0.0, "low": 0.0, "high": 0.0, "p_value": 1.0, "n": 4,
-                              "confidence": 0.95, "exact": True}
+                              "confidence": 0.95, "exact": True, "patterns": 0}
     assert _scipy_sign_flip(np.array([1.0, 0.0, 1.0]), np.array([1.0, 0.0, 1.0])) == 1.0
 
 
@@ -273,6 +273,36 @@ def test_monte_carlo_smallest_p_value_keeps_the_plus_one() -> None:
     # scipy's randomized test has the same +1 (Phipson & Smyth): one-sided 'greater' = 1 / 1001
     assert _scipy_sign_flip(diffs, np.zeros(n), "greater", resamples=samples) == pytest.approx(1 / (samples + 1))
     assert paired_comparison(-diffs, np.zeros(n), samples=samples).p_value == 1 / (samples + 1)
+
+
+def test_a_poorly_resolved_monte_carlo_p_value_draws_more_patterns() -> None:
+    n, samples = 30, 1000
+    diffs = np.arange(1.0, n + 1)  # exact p = 2 / 2**30: no random pattern reaches it
+    refined = paired_comparison(diffs, np.zeros(n), samples=samples, max_patterns=20_000)
+    assert (refined.p_value, refined.patterns) == (1 / 20_001, 20_000)
+    assert paired_comparison(diffs, np.zeros(n), samples=samples).patterns == samples  # no maximum: as before
+    # a p-value of about 0.003: 1,000 patterns see a handful of extreme ones, so more are drawn
+    # until RESOLVED_COUNT are, and the estimate agrees with scipy's at 200,000 resamples
+    small = np.random.default_rng(0).normal(0.6, 1, size=30)  # this seed: t-test p = 0.0035
+    theirs = _scipy_sign_flip(small, np.zeros(30), resamples=200_000)
+    assert 0.0005 < theirs < 0.008
+    ours = paired_comparison(small, np.zeros(30), samples=samples, seed=2, max_patterns=200_000)
+    assert samples < ours.patterns < 200_000
+    assert abs(ours.p_value - theirs) <= 4 * math.sqrt(theirs / ours.patterns) + 2 / ours.patterns
+    # a well resolved p-value is the same with or without a maximum (the same first patterns)
+    wide = np.random.default_rng(1).normal(0.2, 1, size=30)
+    assert paired_comparison(wide, np.zeros(30), samples=samples, seed=3, max_patterns=200_000) == \
+        paired_comparison(wide, np.zeros(30), samples=samples, seed=3)
+
+
+def test_the_refined_monte_carlo_test_keeps_its_level_under_the_null() -> None:
+    # symmetric differences (the null): P(p <= alpha) <= alpha, refinement included
+    rng = np.random.default_rng(13)
+    p = np.array([paired_comparison(rng.normal(0, 1, 20), np.zeros(20), samples=200, seed=i, max_patterns=4000).p_value
+                  for i in range(400)])
+    for alpha in (0.01, 0.05, 0.2):
+        assert np.mean(p <= alpha) <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / len(p)), alpha
+    assert np.mean(p <= 0.5) > 0.35  # and it is not a test that never rejects
 
 
 def test_paired_test_detects_a_real_difference_and_not_noise() -> None:
