@@ -111,12 +111,17 @@ class BadReply(Exception):
     """A 200 reply that is not the completion asked for (not one, no choices): retried."""
 
 
+def clip(value: object, size: int = 80) -> str:
+    """``value`` as text (bytes decoded), cut to ``size`` characters with "..." after: for messages."""
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    return text if len(text) <= size else text[:size] + "..."
+
+
 def first_choice(response: Any, kind: str) -> Any:
     """The first choice of a ``kind`` reply ("completion", "chat completion"); :class:`BadReply`
     when the reply is not one (a bare string or bytes) or has no choices."""
     if isinstance(response, (str, bytes)):
-        text = response.decode("utf-8", "replace") if isinstance(response, bytes) else response
-        raise BadReply(f"a reply that is not a {kind} ({text[:80] + ('...' if len(text) > 80 else '')!r})")
+        raise BadReply(f"a reply that is not a {kind} ({clip(response)!r})")
     choices = getattr(response, "choices", None) or []
     if not choices:
         raise BadReply(f"a {kind} with no choices")

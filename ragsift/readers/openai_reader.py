@@ -23,6 +23,7 @@ from ragsift.remote import (
     api_key,
     backoff_delay,
     call_with_retries,
+    clip,
     first_choice,
     redact,
     redact_url,
@@ -133,7 +134,7 @@ class OpenAIReader(Reader):
         message = getattr(first_choice(response, "chat completion"), "message", None)
         content = getattr(message, "content", None) or ""
         if not isinstance(content, str):
-            raise BadReply(f"a chat completion whose content is not text ({_clip(content)!r})")
+            raise BadReply(f"a chat completion whose content is not text ({clip(content)!r})")
         usage = getattr(response, "usage", None)
         return ReaderAnswer(
             text=cut_at_stop(content, self.params.stop),
@@ -152,8 +153,3 @@ class OpenAIReader(Reader):
             return [self._request(q, c) for q, c in zip(questions, contexts, strict=True)]
         with ThreadPoolExecutor(max_workers=min(self.params.max_concurrency, len(questions))) as pool:
             return list(pool.map(self._request, questions, contexts))
-
-
-def _clip(value: object, size: int = 80) -> str:
-    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-    return text if len(text) <= size else text[:size] + "..."
