@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
@@ -44,8 +44,14 @@ class CausalJudgeParams(JudgeParams, CausalLMParams):
     #: several sets in one call (batched reflection): let the engine share prefixes where the model
     #: can (the layout that runs the fewest tokens); off = padded batches of ``batch_size``
     share_prefix: bool = True
-    #: a trained readout of the last hidden state (safetensors: ``weight`` [hidden], ``bias`` [1]); None: Yes/No
+    #: a trained readout of the last hidden state (safetensors: ``weight`` [hidden], ``bias`` [1]);
+    #: None or "" (a config's way to switch off an included one): the zero-shot Yes/No probability
     readout: str | None = None
+
+    @field_validator("readout")
+    @classmethod
+    def _no_readout_when_blank(cls, value: str | None) -> str | None:
+        return value if value and value.strip() else None
 
 
 class CausalJudge(CausalLMPlugin, Judge):

@@ -45,6 +45,13 @@ def test_candidate_sets_are_the_reflections_and_labelled_by_the_supporting_facts
     assert labels[:-1] == [gold <= set(s) for s in sets[:-1]]
 
 
+def test_a_blank_readout_is_the_zero_shot_judge():
+    """``readout = ""`` switches off a readout an included config set (configs/dev/ecorag-judge.toml)."""
+    for blank in ("", "  "):
+        assert get_registry().create("judge", "causal", {"readout": blank}).params.readout is None
+    assert get_registry().create("judge", "causal", {"readout": "r.safetensors"}).params.readout == "r.safetensors"
+
+
 @pytest.mark.slow
 def test_training_fits_and_the_judge_loads_the_readout(base, tmp_path):
     train = list(load_examples(DATA / "hotpotqa-train-sf100.json", limit=4))

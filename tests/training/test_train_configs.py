@@ -40,10 +40,16 @@ def test_a_name_finds_the_file_in_configs_train():
 
 def test_the_judge_trained_by_ecorag_judge_is_the_judge_of_ecorag_trained():
     """configs/train/ecorag-judge.toml trains the readout of configs/ecorag-trained.toml's judge and
-    ranks with its scorer: the copies must not drift apart."""
+    ranks with its scorer: the copies must not drift apart; the config loads the shipped readout."""
     from ragsift.config import load_config
+    from ragsift.scorers.causal_yes_no import load_readout
 
-    trainer = load_train_config("ecorag-judge").trainer
+    config = load_train_config("ecorag-judge")
     compressor = load_config("ecorag-trained").compressor_specs()["ecorag"]
-    assert trainer["judge"] == compressor["selector"]["judge"]
-    assert trainer["ranker"] == compressor["scorer"]
+    judge = dict(compressor["selector"]["judge"])
+    readout = judge.pop("readout")
+    assert readout == f"{config.training.output}/readout.safetensors"
+    assert config.trainer["judge"] == judge
+    assert config.trainer["ranker"] == compressor["scorer"]
+    weight, _ = load_readout(str(resolve_path(readout)))
+    assert tuple(weight.shape) == (576,)  # SmolLM2-135M's hidden size
