@@ -1,0 +1,56 @@
+"""Paired difference of two compressors of one finished run, whatever the run's baseline was.
+
+``ragsift evaluate`` compares every compressor with the config's one ``baseline``; this reads a run
+directory's predictions and compares compressor A with compressor B on the examples both finished:
+mean difference A - B with its paired-bootstrap 95% CI and the two-sided sign-flip p-value
+(:func:`ragsift.evaluation.statistics.paired_comparison`, unadjusted), per metric.
+
+    python benchmarks/paired_difference.py runs/ecorag-judge-eval ecorag-trained-judge ecorag-fixed-k@k=8
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragsift.evaluation.predictions import prediction_path, read_predictions
+from ragsift.evaluation.statistics import PairedComparison, paired_comparison
+
+METRICS = ("evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens")
+
+
+def _records(run_dir: Path, label: str) -> dict[str, dict]:
+    path = prediction_path(run_dir, label)
+    if not path.is_file():
+        raise SystemExit(f"{path}: no predictions for compressor '{label}' in {run_dir}.")
+    return {r["id"]: r for r in read_predictions(path)}
+
+
+def compare(run_dir: Path, a: str, b: str, metrics: tuple[str, ...] | list[str] = METRICS,
+            patterns: int = 10_000) -> tuple[int, dict[str, PairedComparison]]:
+    """(paired examples, {metric: comparison of a - b})."""
+    ra, rb = _records(run_dir, a), _records(run_dir, b)
+    ids = sorted(set(ra) & set(rb))
+    if not ids:
+        raise SystemExit(f"{run_dir}: '{a}' and '{b}' share no finished example.")
+    return len(ids), {m: paired_comparison([ra[i]["metrics"][m] for i in ids], [rb[i]["metrics"][m] for i in ids],
+                                           samples=patterns, seed=0) for m in metrics}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("a", help="compressor label (the minuend)")
+    p.add_argument("b", help="compressor label (the baseline)")
+    p.add_argument("--metrics", nargs="+", default=list(METRICS))
+    p.add_argument("--patterns", type=int, default=10_000, help="bootstrap resamples and random sign patterns")
+    args = p.parse_args()
+    n, comparisons = compare(args.run_dir, args.a, args.b, args.metrics, args.patterns)
+    print(f"{args.a} - {args.b}, {n} paired examples ({args.run_dir})")
+    for metric, c in comparisons.items():
+        print(f"  {metric}: {c.mean_difference:+.4f} [{c.low:+.4f}, {c.high:+.4f}] p={c.p_value:.4f}"
+              + (" (exact)" if c.exact else ""))
+
+
+if __name__ == "__main__":
+    main()
