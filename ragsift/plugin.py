@@ -13,13 +13,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal, Self, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ragsift.errors import ConfigError
 
 __all__ = [
     "Params", "ModelParams", "CausalLMParams", "Plugin", "ModelPlugin", "CausalLMPlugin", "PluginSpec", "merge_spec",
-    "format_validation_error", "accepts_bool", "reject_bool",
+    "format_validation_error", "accepts_bool", "reject_bool", "OptionalName",
 ]
 
 
@@ -73,18 +73,22 @@ class ModelParams(Params):
         return value
 
 
+def _blank_as_none(value: str | None) -> str | None:
+    return value if value and value.strip() else None
+
+
+#: an optional file or name where "" (or blanks) means none: a config's way to leave it out, or to
+#: switch off one that an included config set
+OptionalName = Annotated[str | None, AfterValidator(_blank_as_none)]
+
+
 class CausalLMParams(ModelParams):
     """Params of a plugin that loads a causal LM (:func:`ragsift.models.load_causal_lm`)."""
 
     #: a PEFT (LoRA) adapter on top of the model; "" = none
-    adapter: str | None = None
+    adapter: OptionalName = None
     #: bitsandbytes NF4 weights with ``dtype`` compute (CUDA only)
     load_in_4bit: bool = False
-
-    @field_validator("adapter")
-    @classmethod
-    def _no_empty_adapter(cls, value: str | None) -> str | None:
-        return value if value and value.strip() else None
 
 
 def _plugin_spec(value: Any) -> dict[str, Any]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.plugin import CausalLMParams, CausalLMPlugin
+from ragsift.plugin import CausalLMParams, CausalLMPlugin, OptionalName
 
 __all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
@@ -46,12 +46,7 @@ class CausalJudgeParams(JudgeParams, CausalLMParams):
     share_prefix: bool = True
     #: a trained readout of the last hidden state (safetensors: ``weight`` [hidden], ``bias`` [1]);
     #: None or "" (a config's way to switch off an included one): the zero-shot Yes/No probability
-    readout: str | None = None
-
-    @field_validator("readout")
-    @classmethod
-    def _no_readout_when_blank(cls, value: str | None) -> str | None:
-        return value if value and value.strip() else None
+    readout: OptionalName = None
 
 
 class CausalJudge(CausalLMPlugin, Judge):

@@ -29,7 +29,7 @@ from ragsift.lm import (
     YesNoTemplate,
     resolve_max_length,
 )
-from ragsift.plugin import CausalLMParams, CausalLMPlugin
+from ragsift.plugin import CausalLMParams, CausalLMPlugin, OptionalName
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -83,9 +83,9 @@ def _check_adapter_path(spec: str) -> None:
 class CausalYesNoParams(CausalLMParams):
     #: the causal LM: Hub id, folder, GGUF file or package:PKG/PATH
     model: str = Field(EXIT_MODEL, min_length=1)
-    adapter: str | None = EXIT_ADAPTER
+    adapter: OptionalName = EXIT_ADAPTER
     #: a trained readout (safetensors: ``weight`` [hidden], ``bias`` [1]) scoring the last hidden state
-    readout: str | None = None
+    readout: OptionalName = None
     #: the prompt, with {query}, {context} and {sentence} once each, in that order
     template: str = EXIT_TEMPLATE
     mode: Literal["prefix-shared", "reference"] = "prefix-shared"
@@ -104,12 +104,6 @@ class CausalYesNoParams(CausalLMParams):
     def _template(cls, value: str) -> str:
         YesNoTemplate.parse(value)
         return value
-
-    @field_validator("readout")
-    @classmethod
-    def _readout(cls, value: str | None) -> str | None:
-        return value if value and value.strip() else None
-
 
 
 class CausalYesNoScorer(CausalLMPlugin, Scorer):

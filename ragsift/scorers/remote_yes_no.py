@@ -41,7 +41,7 @@ from pydantic import Field, field_validator
 
 from ragsift.errors import ConfigError, PromptTooLongError, RagsiftError
 from ragsift.lm import EXIT_TEMPLATE, YesNoTemplate, document_context
-from ragsift.plugin import Params
+from ragsift.plugin import OptionalName, Params
 from ragsift.remote import (
     api_key,
     backoff_delay,
@@ -67,11 +67,11 @@ class RemoteScoringError(RagsiftError, RuntimeError):
 
 class RemoteYesNoParams(Params):
     #: server URL ending in /v1 (vLLM, llama.cpp: http://HOST:PORT/v1); None: read from ``base_url_env``
-    base_url: str | None = None
+    base_url: OptionalName = None
     #: NAME of the environment variable holding the URL when ``base_url`` is not given
     base_url_env: str = Field(URL_ENV, min_length=1)
     #: the model as the server names it; None: the server's only model (GET /models)
-    model_name: str | None = None
+    model_name: OptionalName = None
     #: NAME of the environment variable holding the API key (unset: no key, as local servers expect)
     api_key_env: str = Field("RAGSIFT_YES_NO_API_KEY", min_length=1)
     #: the prompt, with {query}, {context} and {sentence} once each, in that order
@@ -93,11 +93,6 @@ class RemoteYesNoParams(Params):
     def _template(cls, value: str) -> str:
         YesNoTemplate.parse(value)
         return value
-
-    @field_validator("base_url", "model_name")
-    @classmethod
-    def _blank_is_none(cls, value: str | None) -> str | None:
-        return value if value and value.strip() else None
 
 
 def yes_no_score(positive_logprob: float, negative_logprob: float) -> float:
