@@ -14,27 +14,31 @@ import argparse
 from pathlib import Path
 
 from ragsift.evaluation.predictions import prediction_path, read_predictions
+from ragsift.evaluation.report import pair_by_id
 from ragsift.evaluation.statistics import PairedComparison, paired_comparison
 
 METRICS = ("evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens")
 
 
-def _records(run_dir: Path, label: str) -> dict[str, dict]:
-    path = prediction_path(run_dir, label)
-    if not path.is_file():
-        raise SystemExit(f"{path}: no predictions for compressor '{label}' in {run_dir}.")
-    return {r["id"]: r for r in read_predictions(path)}
+def _records(run_dir: Path, label: str) -> list[dict]:
+    records = read_predictions(prediction_path(run_dir, label))  # JSONL, or the Parquet copy
+    if not records:
+        raise SystemExit(f"{prediction_path(run_dir, label)}: no predictions for compressor '{label}' in {run_dir}.")
+    return records
 
 
 def compare(run_dir: Path, a: str, b: str, metrics: tuple[str, ...] | list[str] = METRICS,
             patterns: int = 10_000) -> tuple[int, dict[str, PairedComparison]]:
-    """(paired examples, {metric: comparison of a - b})."""
+    """(paired examples, {metric: comparison of a - b}), paired by example id as the summary pairs."""
     ra, rb = _records(run_dir, a), _records(run_dir, b)
-    ids = sorted(set(ra) & set(rb))
-    if not ids:
-        raise SystemExit(f"{run_dir}: '{a}' and '{b}' share no finished example.")
-    return len(ids), {m: paired_comparison([ra[i]["metrics"][m] for i in ids], [rb[i]["metrics"][m] for i in ids],
-                                           samples=patterns, seed=0) for m in metrics}
+    out = {}
+    for metric in metrics:
+        ids, ours, theirs, _ = pair_by_id({r["id"]: r["metrics"][metric] for r in ra},
+                                          {r["id"]: r["metrics"][metric] for r in rb})
+        if not ids:
+            raise SystemExit(f"{run_dir}: '{a}' and '{b}' share no finished example.")
+        out[metric] = paired_comparison(ours, theirs, samples=patterns, seed=0)
+    return len(ids), out
 
 
 def main() -> None:
