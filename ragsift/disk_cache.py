@@ -33,6 +33,9 @@ __all__ = ["JsonStore", "digest", "model_identity"]
 _MODEL_KEYS = ("model", "adapter", "head")
 #: keys naming a single weight file of ragsift's own (a Yes/No scorer's ``readout``), keyed by content
 _FILE_KEYS = ("readout",)
+#: ragsift's own model files that are not safetensors (the learned-fusion scorer's fitted model),
+#: keyed by content when a model string names one or a folder that holds one
+_OWN_MODEL_FILES = ("fusion.json",)
 
 
 def digest(parts: Any) -> str:
@@ -113,14 +116,29 @@ def _file_stamp(spec: str) -> tuple[Any, ...]:
     return (st.st_size, st.st_mtime_ns)
 
 
+def _own_model_files(spec: str) -> Iterator[str]:
+    """The files of :data:`_OWN_MODEL_FILES` a model string names, itself or inside its folder
+    (as given, so that the key does not hold this checkout's path)."""
+    from ragsift.models import resolve_local_path
+
+    path = resolve_local_path(spec)
+    if path.is_file() and path.name in _OWN_MODEL_FILES:
+        yield spec
+    elif path.is_dir():
+        yield from (f"{spec.rstrip('/')}/{name}" for name in _OWN_MODEL_FILES if (path / name).is_file())
+
+
 def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Location, revision and weight-file hashes (as the run manifest records them) of every model
     a plugin config names (keys ``model``, ``adapter``, ``head``, ``*_model``), then the SHA-256 of
-    every single weight file it names (``readout``), so a retrained file is another key. A model
-    known by the hashes of its files is keyed without its local path: the same files installed in
-    another checkout's environment give the same key (the shared cache is shared)."""
-    models = [_without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in dict.fromkeys(_model_specs(config))]
-    return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in dict.fromkeys(_file_specs(config))]
+    every single weight file it names (``readout``) and of ragsift's own model files those models
+    are (a learned-fusion ``fusion.json``), so a retrained file is another key. A model known by
+    the hashes of its files is keyed without its local path: the same files installed in another
+    checkout's environment give the same key (the shared cache is shared)."""
+    specs = list(dict.fromkeys(_model_specs(config)))
+    models = [_without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in specs]
+    files = dict.fromkeys([*_file_specs(config), *(f for spec in specs for f in _own_model_files(spec))])
+    return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in files]
 
 
 def _without_path(described: dict[str, Any]) -> dict[str, Any]:

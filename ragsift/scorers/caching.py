@@ -7,7 +7,8 @@ scorer otherwise. The key is the SHA-256 of everything that determines the score
 - the scorer's registered name and its full config (every param, defaults filled in);
 - the identity of every model the config names (``model``, ``adapter``, ``head``, ``*_model`` keys): the
   model string, its resolved location and revision, and the SHA-256 of its weight files (GGUF or
-  ``*.safetensors``), as the run manifest records them (:func:`ragsift.models.describe_model`);
+  ``*.safetensors``), as the run manifest records them (:func:`ragsift.models.describe_model`),
+  and of a ``readout`` file or a learned-fusion ``fusion.json`` (:func:`ragsift.disk_cache.model_identity`);
 - the splitter's name and config, and the sentences themselves (document, index, offsets);
 - the example: id, question, answers, gold evidence, metadata, and every document's title,
   text and dataset sentence spans.
