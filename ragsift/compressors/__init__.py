@@ -18,12 +18,14 @@ def register_compressors(register: Register) -> None:
         RecompExtractiveCompressor,
         SelectiveContextCompressor,
     )
+    from ragsift.compressors.cascade import CascadeCompressor
     from ragsift.compressors.ecorag import EcoragCompressor
     from ragsift.compressors.exit import ExitCompressor
     from ragsift.compressors.none import NoCompression
     from ragsift.compressors.pipeline import PipelineCompressor
 
     register("pipeline", PipelineCompressor)
+    register("cascade", CascadeCompressor)
     register("none", NoCompression)
     register("oracle", OracleCompressor)
     register("random", RandomCompressor)

@@ -7,6 +7,7 @@ stages; a config may override any stage's params, or swap a stage for another pl
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,7 +22,7 @@ from ragsift.scorers.base import Scorer
 from ragsift.scorers.caching import CachingScorer
 from ragsift.selectors.base import Selector
 from ragsift.splitters.base import Splitter
-from ragsift.types import CompressionResult, Example, Selection
+from ragsift.types import CompressionResult, Example, Selection, Sentence
 
 __all__ = ["PipelineCompressor", "PipelineParams", "STAGE_ORDER"]
 
@@ -44,34 +45,52 @@ class PipelineCompressor(Compressor):
     Params = PipelineParams
     #: default stage specs of a named compressor: stage -> {"name": ..., **params}
     default_stages: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: the stages of the composition, in order: params field -> the registry stage of its plugin
+    stage_kinds: ClassVar[dict[str, str]] = {stage: stage for stage in STAGE_ORDER}
+    #: stages a config may leave out (no plugin named: the stage is skipped; see the subclass)
+    optional_stages: ClassVar[frozenset[str]] = frozenset()
+    #: the stages whose plugins score sentences (each scores through the run's score cache)
+    scoring_stages: ClassVar[tuple[str, ...]] = ("scorer",)
+    #: the stages a sweep may vary (:mod:`ragsift.evaluation.sweep`): those after every scorer
+    #: that sees all sentences, so that every point reuses those scores
+    swept_stages: ClassVar[tuple[str, ...]] = ("selector", "assembler")
     conformance_params = {
         "splitter": {"name": "regex"},
         "scorer": {"name": "bm25"},
         "selector": {"name": "all"},
         "assembler": {"name": "original-order"},
     }
+    splitter: Splitter
+    scorer: Scorer
+    selector: Selector
+    assembler: Assembler
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         owner = type(self).__name__
-        built = {}
-        for stage in STAGE_ORDER:
+        for stage, kind in self.stage_kinds.items():
             default, override = self.default_stages.get(stage), getattr(self.params, stage)
             if not merge_spec(default, override).get("name"):
+                if stage in self.optional_stages:
+                    setattr(self, stage, None)
+                    continue
                 raise ConfigError(f"{owner}: stage '{stage}' needs a plugin: add [compressor.{stage}] with a 'name'.")
-            built[stage] = build_plugin(stage, override, f"{owner} {stage}", default=default)
-        self.splitter: Splitter = built["splitter"]
-        self.scorer: Scorer = built["scorer"]
-        self.selector: Selector = built["selector"]
-        self.assembler: Assembler = built["assembler"]
-        try:
-            self.selector.check_score_range(self.scorer.score_range(), str(self.scorer.registered_name))
-        except ConfigError as exc:
-            raise ConfigError(f"{owner} selector: {exc}") from None
+            setattr(self, stage, build_plugin(kind, override, f"{owner} {stage}", default=default))
+        for selector_stage, scorer_stage in self.range_checks():
+            selector, scorer = getattr(self, selector_stage), getattr(self, scorer_stage)
+            try:
+                selector.check_score_range(scorer.score_range(), str(scorer.registered_name))
+            except ConfigError as exc:
+                raise ConfigError(f"{owner} {selector_stage}: {exc}") from None
+
+    def range_checks(self) -> list[tuple[str, str]]:
+        """(selector stage, scorer stage) pairs whose settings and score range must fit."""
+        return [("selector", "scorer")]
 
     @property
     def stages(self) -> dict[str, Any]:
-        return {"splitter": self.splitter, "scorer": self.scorer, "selector": self.selector, "assembler": self.assembler}
+        """Stage -> its plugin (a stage left out is not listed)."""
+        return {stage: getattr(self, stage) for stage in self.stage_kinds if getattr(self, stage) is not None}
 
     @property
     def deterministic(self) -> bool:  # type: ignore[override]
@@ -91,33 +110,75 @@ class PipelineCompressor(Compressor):
         plugin = getattr(plugin, "inner", plugin)  # a caching wrapper: name the scorer it wraps
         return f"{stage} '{plugin.registered_name}' ({type(plugin).__qualname__})"
 
-    def _check_kept(self, selection: Any, n: int, example_id: str) -> list[int]:
+    def _check_kept(self, selection: Any, n: int, example_id: str, stage: str = "selector") -> list[int]:
         kept = getattr(selection, "kept", None)
         if not isinstance(selection, Selection) or not isinstance(kept, (list, tuple, np.ndarray)):
-            raise PluginContractError(f"{self._who('selector')} returned {type(selection).__name__}; a selector "
+            raise PluginContractError(f"{self._who(stage)} returned {type(selection).__name__}; a selector "
                                       "returns a Selection whose 'kept' lists sentence indices.")
         if any(isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) for i in kept):
-            raise PluginContractError(f"{self._who('selector')} returned kept = {list(kept)[:10]!r} for example "
+            raise PluginContractError(f"{self._who(stage)} returned kept = {list(kept)[:10]!r} for example "
                                       f"'{example_id}'; 'kept' must hold integer sentence indices.")
         out = [int(i) for i in kept]
         if len(set(out)) != len(out) or any(not 0 <= i < n for i in out):
-            raise PluginContractError(f"{self._who('selector')} returned invalid indices {out[:20]} for {n} sentences "
+            raise PluginContractError(f"{self._who(stage)} returned invalid indices {out[:20]} for {n} sentences "
                                       f"of example '{example_id}'; indices must be distinct and in [0, {n}).")
         return out
 
-    def cache_scores(self, store: JsonStore | CachingScorer) -> CachingScorer:
+    def _splitter_spec(self) -> dict[str, Any]:
+        return {"name": self.splitter.registered_name, **self.splitter.config()}
+
+    def caching_scorers(self) -> dict[str, CachingScorer]:
+        """Scoring stage -> its caching scorer, for the stages that score through a cache."""
+        return {stage: plugin for stage in self.scoring_stages
+                if isinstance(plugin := getattr(self, stage), CachingScorer)}
+
+    def cache_scores(self, store: JsonStore | CachingScorer | Mapping[str, CachingScorer]) -> CachingScorer:
         """Score through a cache: a store (keyed as :mod:`ragsift.scorers.caching` says), or
-        another pipeline's caching scorer to share (a sweep's grid points share one scorer and
-        splitter, so the model loads and scores once). Returns the caching scorer in use."""
-        if isinstance(store, CachingScorer):
-            if store.splitter != {"name": self.splitter.registered_name, **self.splitter.config()}:
-                raise ValueError("a shared caching scorer must come from a pipeline with the same splitter")
-            self.scorer = store
-            return store
-        if not isinstance(self.scorer, CachingScorer):
-            splitter = {"name": self.splitter.registered_name, **self.splitter.config()}
-            self.scorer = CachingScorer(self.scorer, store, splitter=splitter)
-        return self.scorer
+        another pipeline's caching scorer to share, or its :meth:`caching_scorers` (a sweep's grid
+        points share one scorer per scoring stage and one splitter, so each model loads and scores
+        once). Returns the caching scorer of the ``scorer`` stage."""
+        shared = {"scorer": store} if isinstance(store, CachingScorer) else store if isinstance(store, Mapping) else None
+        for stage in self.scoring_stages:
+            scorer = getattr(self, stage)
+            if scorer is None:
+                continue
+            if shared is not None:
+                other = shared.get(stage)
+                if other is None or other.splitter != self._splitter_spec():
+                    raise ValueError("a shared caching scorer must come from a pipeline with the same splitter "
+                                     f"and a caching scorer for its stage '{stage}'")
+                setattr(self, stage, other)
+            elif not isinstance(scorer, CachingScorer):
+                assert isinstance(store, JsonStore)
+                setattr(self, stage, CachingScorer(scorer, store, splitter=self._splitter_spec()))
+        return self.scorer  # type: ignore[return-value]
+
+    def _score(self, stage: str, example: Example, sentences: list[Sentence],
+               timings: dict[str, float], info: dict[str, Any]) -> np.ndarray:
+        """The scores of ``sentences`` by the scorer of ``stage``, its seconds added to
+        ``timings["score"]`` (a cache hit: the seconds measured when the scores were computed; the
+        calls of a run are summed in ``info["score_cache"]``)."""
+        scorer = getattr(self, stage)
+        t = time.perf_counter()
+        scores = np.asarray(scorer.score(example, sentences), dtype=np.float64) if sentences else np.zeros(0)
+        seconds = time.perf_counter() - t
+        call = scorer.last_call if isinstance(scorer, CachingScorer) and sentences else None
+        if call is not None:
+            # the scorer's own time, measured now (a miss) or when the scores were computed (a hit),
+            # without the cache's hashing and file access; the record says which
+            before = info.get("score_cache")
+            record = {"hit": call.cached, "seconds": call.seconds, "measured_seconds": seconds}
+            if before is not None:
+                record = {"hit": before["hit"] and call.cached, "seconds": before["seconds"] + call.seconds,
+                          "measured_seconds": before["measured_seconds"] + seconds}
+            info["score_cache"] = record
+            seconds = call.seconds
+        timings["score"] = timings.get("score", 0.0) + seconds
+        if scores.shape != (len(sentences),):
+            raise PluginContractError(f"{self._who(stage)} returned scores of shape {scores.shape} for "
+                                      f"{len(sentences)} sentences of example '{example.id}'; a scorer returns one "
+                                      "score per sentence.")
+        return scores
 
     def compress(self, example: Example) -> CompressionResult:
         check_example(example, type(self).__name__)
@@ -128,20 +189,8 @@ class PipelineCompressor(Compressor):
         sentences = self.splitter.split_all(example.documents)
         timings["split"] = time.perf_counter() - t
 
-        t = time.perf_counter()
-        scores = np.asarray(self.scorer.score(example, sentences), dtype=np.float64) if sentences else np.zeros(0)
-        timings["score"] = time.perf_counter() - t
         info: dict[str, Any] = {}
-        call = self.scorer.last_call if isinstance(self.scorer, CachingScorer) and sentences else None
-        if call is not None:
-            # the scorer's own time, measured now (a miss) or when the scores were computed (a hit),
-            # without the cache's hashing and file access; the record says which
-            info["score_cache"] = {"hit": call.cached, "seconds": call.seconds, "measured_seconds": timings["score"]}
-            timings["score"] = call.seconds
-        if scores.shape != (len(sentences),):
-            raise PluginContractError(f"{self._who('scorer')} returned scores of shape {scores.shape} for "
-                                      f"{len(sentences)} sentences of example '{example.id}'; a scorer returns one "
-                                      "score per sentence.")
+        scores = self._score("scorer", example, sentences, timings, info)
 
         t = time.perf_counter()
         selection = self.selector.select(example, sentences, scores)

@@ -51,14 +51,18 @@ class RunCaches:
     """The caching wrappers of one run (empty when caching is off)."""
 
     root: Path | None
-    scorers: dict[str, CachingScorer] = field(default_factory=dict)  # compressor label -> its scorer
+    #: compressor label -> its caching scorers (scoring stage -> scorer; a cascade has two)
+    scorers: dict[str, dict[str, CachingScorer]] = field(default_factory=dict)
     reader: CachingReader | None = None
+
+    def _distinct(self) -> list[CachingScorer]:
+        return list(dict.fromkeys(s for stages in self.scorers.values() for s in stages.values()))
 
     @contextmanager
     def read_only(self) -> Iterator[None]:
         """Use cached values but store nothing new (untimed warm-up runs)."""
         with ExitStack() as stack:
-            for scorer in dict.fromkeys(self.scorers.values()):
+            for scorer in self._distinct():
                 stack.enter_context(scorer.read_only())
             if self.reader is not None:
                 stack.enter_context(self.reader.read_only())
@@ -66,7 +70,7 @@ class RunCaches:
 
     def report(self) -> dict[str, Any]:
         """What the manifest records: where the caches are and how often they were hit."""
-        scorers = list(dict.fromkeys(self.scorers.values()))
+        scorers = self._distinct()
         return {
             "root": None if self.root is None else str(self.root),
             "scores": {"hits": sum(s.stats["hits"] for s in scorers), "misses": sum(s.stats["misses"] for s in scorers)},
@@ -88,8 +92,8 @@ def attach_caches(compressors: Mapping[str, Any], reader: Any, setting: bool | s
     for label, compressor in compressors.items():
         if not isinstance(compressor, PipelineCompressor):
             continue
-        source: JsonStore | CachingScorer = caches.scorers.get(share.get(label, label), scores)
-        caches.scorers[label] = compressor.cache_scores(source)
+        compressor.cache_scores(caches.scorers.get(share.get(label, label), scores))
+        caches.scorers[label] = compressor.caching_scorers()
     if reader is not None:
         caches.reader = CachingReader(reader, JsonStore(root / "answers"))
         reader = caches.reader

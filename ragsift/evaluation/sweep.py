@@ -31,8 +31,9 @@ from ragsift.registry import build_plugin
 
 __all__ = ["SWEPT_STAGES", "Sweep", "expand_sweeps", "point_label", "limits_by_label", "sweep_shares"]
 
-#: the stages a sweep may vary: those after scoring
-SWEPT_STAGES = ("selector", "assembler")
+#: the stages a sweep may vary in a pipeline: those after scoring (a compressor class says its own:
+#: ``PipelineCompressor.swept_stages``; a cascade adds ``fine_selector``)
+SWEPT_STAGES = PipelineCompressor.swept_stages
 
 Sweep = dict[str, Any]
 
@@ -53,16 +54,16 @@ def point_label(family: str, point: Mapping[tuple[str, str], Any]) -> str:
     return f"{family}@{','.join(parts)}"
 
 
-def _grid(label: str, table: Any, owner: str) -> list[dict[tuple[str, str], Any]]:
+def _grid(label: str, table: Any, owner: str, swept: tuple[str, ...] = SWEPT_STAGES) -> list[dict[tuple[str, str], Any]]:
     where = f"{owner}]"
     if not isinstance(table, Mapping) or not table:
-        raise ConfigError(f"{where}: a sweep is a table of stages ({', '.join(SWEPT_STAGES)}) with lists of values, "
+        raise ConfigError(f"{where}: a sweep is a table of stages ({', '.join(swept)}) with lists of values, "
                           f"e.g. [evaluation.sweep.{label}.selector] k = [1, 3, 5].")
     axes: list[tuple[tuple[str, str], list[Any]]] = []
     for stage, params in table.items():
-        if stage not in SWEPT_STAGES:
+        if stage not in swept:
             raise ConfigError(f"{where}: '{stage}' cannot be swept: a sweep varies only the stages after scoring "
-                              f"({', '.join(SWEPT_STAGES)}), so that every point reuses the same scores.")
+                              f"({', '.join(swept)}), so that every point reuses the same scores.")
         if not isinstance(params, Mapping) or not params:
             raise ConfigError(f"{owner}.{stage}]: expected a table of params with lists of values; got {params!r}.")
         for param, values in params.items():
@@ -105,7 +106,7 @@ def expand_sweeps(specs: Mapping[str, Mapping[str, Any]], compressors: Mapping[s
         if not isinstance(compressor, PipelineCompressor):
             raise ConfigError(f"{where}: '{label}' ({compressor.registered_name}) has no selector or assembler to "
                               "sweep; sweep a pipeline compressor (bm25, embedding, exit, ecorag, pipeline, ...).")
-        for point in _grid(label, sweeps[label], f"{owner}.{label}"):
+        for point in _grid(label, sweeps[label], f"{owner}.{label}", compressor.swept_stages):
             name = point_label(label, point)
             if name in compressors or name in out:
                 raise ConfigError(f"{where}: the point '{name}' has the label of another compressor.")

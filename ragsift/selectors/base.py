@@ -8,15 +8,31 @@ from typing import ClassVar
 
 import numpy as np
 
+from ragsift.errors import ConfigError
 from ragsift.plugin import Plugin
 from ragsift.types import Example, Selection, Sentence
 
-__all__ = ["Selector", "rank_by_score"]
+__all__ = ["Selector", "rank_by_score", "check_threshold_in_range"]
 
 
 def rank_by_score(scores: np.ndarray) -> list[int]:
     """Indices sorted by descending score; ties keep the original order (stable)."""
     return [int(i) for i in np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")]
+
+
+def check_threshold_in_range(owner: str, tau: float, score_range: tuple[float, float] | None, scorer: str,
+                             unit: str = "sentence") -> None:
+    """A ConfigError when threshold ``tau`` lies outside ``score_range`` (None: unbounded) of the
+    named scorer: it would keep nothing, or every ``unit``, on every example."""
+    if score_range is None:
+        return
+    low, high = score_range
+    if not low <= tau <= high:
+        effect = "keeps nothing" if tau > high else f"keeps every {unit}"
+        raise ConfigError(
+            f"{owner}: threshold {tau} is outside the score range [{low}, {high}] of scorer "
+            f"'{scorer}', so it {effect} on every example; choose a threshold in that range."
+        )
 
 
 class Selector(Plugin):

@@ -21,6 +21,7 @@ from pydantic import Field
 
 from ragsift.plugin import Params
 from ragsift.selectors.base import rank_by_score
+from ragsift.selectors.documents import document_scores
 from ragsift.selectors.token_budget import TokenCountingSelector, count_tokens
 from ragsift.types import Example, Selection, Sentence
 
@@ -45,12 +46,8 @@ class RateSelector(TokenCountingSelector):
         """Units (lists of sentence indices) in rank order."""
         if self.params.granularity == "sentence":
             return [[i] for i in rank_by_score(scores)]
-        docs: dict[int, list[int]] = {}
-        for i in sorted(range(len(sentences)), key=lambda j: (sentences[j].doc_index, sentences[j].index)):
-            docs.setdefault(sentences[i].doc_index, []).append(i)
-        members = list(docs.values())
-        best = np.array([max(scores[i] for i in m) for m in members])
-        return [members[k] for k in rank_by_score(best)]
+        docs = document_scores(sentences, scores, "max")
+        return [docs.members[j] for j in docs.ranked()]
 
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
         if not sentences:

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator
 
-from ragsift.errors import ConfigError
 from ragsift.plugin import Params
-from ragsift.selectors.base import Selector, rank_by_score
+from ragsift.selectors.base import Selector, check_threshold_in_range, rank_by_score
 from ragsift.types import Example, Selection, Sentence
 
 __all__ = ["ThresholdSelector"]
@@ -48,16 +47,7 @@ class ThresholdSelector(Selector):
         return out
 
     def check_score_range(self, score_range: tuple[float, float] | None, scorer: str) -> None:
-        tau = self.params.threshold
-        if score_range is None:
-            return
-        low, high = score_range
-        if not low <= tau <= high:
-            effect = "keeps nothing" if tau > high else "keeps every sentence"
-            raise ConfigError(
-                f"ThresholdSelector: threshold {tau} is outside the score range [{low}, {high}] of scorer "
-                f"'{scorer}', so it {effect} on every example; choose a threshold in that range."
-            )
+        check_threshold_in_range(type(self).__name__, self.params.threshold, score_range, scorer)
 
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
         tau, floor = self.params.threshold, self.params.min_keep

@@ -1,0 +1,130 @@
+"""A two-stage compressor: a cheap coarse stage decides what survives, a fine stage selects inside
+the survivors, so that an expensive scorer reads only what the cheap one kept.
+
+::
+
+    splitter -> scorer -> selector            (coarse: every sentence scored; the survivors kept)
+             -> fine_scorer -> fine_selector  (fine: only the survivors' sentences scored and selected)
+             -> assembler
+
+The coarse selector is any selector: ``top-documents`` keeps whole documents (the best ``k``, or
+those above a threshold, by the max / mean / top-m mean of their sentences' scores), ``threshold``
+or ``top-k`` keep sentences. The fine stage scores the survivors' sentences, in original order,
+with ``fine_scorer`` (left out: the coarse scores of the survivors) and selects among them with
+``fine_selector`` (left out: the survivors are kept whole, in the coarse selector's order). A fine
+scorer sees the whole example (every document's text, for a scorer that reads a sentence's
+document) but scores only the survivors' sentences. When the coarse stage keeps everything
+(``selector = "all"``) the cascade is the single-stage pipeline ``splitter -> fine_scorer ->
+fine_selector -> assembler``.
+
+The record's ``scores`` are the final stage's: the fine scores of the survivors, and NaN (None in
+predictions) for the sentences the fine scorer never saw; ``info["coarse"]`` holds the coarse
+stage (survivors, the coarse selector's info and, with a fine scorer, the coarse scores).
+``timings["score"]`` and ``["select"]`` add both stages. A sweep may vary ``selector``,
+``fine_selector`` and ``assembler`` params: the coarse scores are computed once per example, the
+fine scores once per set of survivors (the score cache's key names the sentences scored).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ragsift.compressors.base import check_example
+from ragsift.compressors.pipeline import PipelineCompressor, PipelineParams
+from ragsift.plugin import PluginSpec
+from ragsift.scorers.base import Scorer
+from ragsift.selectors.base import Selector
+from ragsift.types import CompressionResult, Example
+
+__all__ = ["CascadeCompressor", "CascadeParams"]
+
+
+class CascadeParams(PipelineParams):
+    """The pipeline's four stages (``scorer`` and ``selector`` are the coarse stage), plus the fine
+    stage; each a plugin name or a table with ``name`` and the plugin's params."""
+
+    #: scores the survivors' sentences (left out: the coarse scores are used)
+    fine_scorer: PluginSpec | None = None
+    #: selects among the survivors' sentences (left out: the survivors are kept whole)
+    fine_selector: PluginSpec | None = None
+
+
+class CascadeCompressor(PipelineCompressor):
+    """Coarse (scorer + selector) then fine (fine_scorer + fine_selector) inside the survivors."""
+
+    Params = CascadeParams
+    default_stages = {"splitter": {"name": "presplit", "fallback": "sentencizer"},
+                      "assembler": {"name": "original-order"}}
+    stage_kinds = {"splitter": "splitter", "scorer": "scorer", "selector": "selector", "fine_scorer": "scorer",
+                   "fine_selector": "selector", "assembler": "assembler"}
+    optional_stages = frozenset({"fine_scorer", "fine_selector"})
+    scoring_stages = ("scorer", "fine_scorer")
+    swept_stages = ("selector", "fine_selector", "assembler")
+    conformance_params = {
+        "splitter": {"name": "regex"},
+        "scorer": {"name": "bm25"},
+        "selector": {"name": "top-documents", "k": 2},
+        "fine_scorer": {"name": "bm25", "k1": 1.2},
+        "fine_selector": {"name": "top-k", "k": 2},
+    }
+    fine_scorer: Scorer | None
+    fine_selector: Selector | None
+
+    def range_checks(self) -> list[tuple[str, str]]:
+        checks = [("selector", "scorer")]
+        if self.fine_selector is not None:  # its scores: the fine scorer's, else the coarse ones
+            checks.append(("fine_selector", "fine_scorer" if self.fine_scorer is not None else "scorer"))
+        return checks
+
+    def compress(self, example: Example) -> CompressionResult:
+        check_example(example, type(self).__name__)
+        timings: dict[str, float] = {}
+        t = time.perf_counter()
+        sentences = self.splitter.split_all(example.documents)
+        timings["split"] = time.perf_counter() - t
+
+        info: dict[str, Any] = {}
+        coarse_scores = self._score("scorer", example, sentences, timings, info)
+        t = time.perf_counter()
+        coarse = self.selector.select(example, sentences, coarse_scores)
+        timings["select"] = time.perf_counter() - t
+        coarse_kept = self._check_kept(coarse, len(sentences), example.id, "selector")
+        survivors = sorted(coarse_kept, key=lambda i: (sentences[i].doc_index, sentences[i].index))
+        inside = [sentences[i] for i in survivors]
+
+        if self.fine_scorer is not None:
+            fine_scores = self._score("fine_scorer", example, inside, timings, info)
+        else:
+            fine_scores = coarse_scores[survivors] if survivors else np.zeros(0)
+        fine_info: dict[str, Any] = {}
+        if self.fine_selector is not None:
+            t = time.perf_counter()
+            fine = self.fine_selector.select(example, inside, fine_scores)
+            timings["select"] += time.perf_counter() - t
+            kept = [survivors[j] for j in self._check_kept(fine, len(inside), example.id, "fine_selector")]
+            fine_info = fine.info
+        else:
+            kept = coarse_kept
+
+        t = time.perf_counter()
+        text = self.assembler.assemble(example.documents, sentences, kept)
+        timings["assemble"] = time.perf_counter() - t
+
+        scores = coarse_scores
+        record: dict[str, Any] = {"survivors": len(survivors), **coarse.info}
+        if self.fine_scorer is not None:
+            scores = np.full(len(sentences), np.nan)
+            scores[survivors] = fine_scores
+            record["scores"] = [float(s) for s in coarse_scores]
+        return CompressionResult(
+            example_id=example.id,
+            sentences=sentences,
+            scores=[float(s) for s in scores],
+            kept=kept,
+            text=text,
+            timings=timings,
+            info={**info, "coarse": record, **fine_info},
+        )
