@@ -180,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  ragsift plugins\n  ragsift config show exit-offline\n"
         "  ragsift compress --config configs/bm25.toml --output out.jsonl\n"
         "  ragsift evaluate --config configs/quickstart.toml --out runs/quickstart --limit 8\n"
+        "  ragsift tune --config configs/tune/cascades.toml --out runs/tune-cascades\n"
         "  ragsift serve --config bm25",
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -237,12 +238,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from ragsift.evaluation.command import add_evaluate_command, add_merge_command
     from ragsift.evaluation.report_command import add_report_command
+    from ragsift.evaluation.tune_command import add_tune_command
     from ragsift.service.command import add_serve_command
     from ragsift.training.command import add_train_command
 
     add_evaluate_command(sub)
     add_merge_command(sub)
     add_report_command(sub)
+    add_tune_command(sub)
     add_train_command(sub)
     add_serve_command(sub)
     return parser

@@ -44,6 +44,9 @@ class RunConfig(BaseModel):
     compressors: dict[str, dict[str, Any]] = {}
     reader: dict[str, Any] | None = None
     evaluation: dict[str, Any] = {}
+    #: the record of ``ragsift tune`` in a frozen config (rule, development questions, the sweep's
+    #: table); evaluation reads nothing from it (:mod:`ragsift.evaluation.tune`)
+    tuned: dict[str, Any] | None = None
     source: str = ""
     _included: list[Path] = PrivateAttr(default_factory=list)
 

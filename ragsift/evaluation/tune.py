@@ -1,0 +1,290 @@
+"""``ragsift tune``: choose each compressor's operating point for the reader, on development
+questions, by a rule written down before the run; write the choice as a frozen config.
+
+A tuning config (TOML) names a sweep (a run config with ``[evaluation.sweep]``: its ``[dataset]``
+the development questions, its ``[reader]`` the run's reader) and the rule::
+
+    description = "BM25 top-k for the 1.5B reader"
+    sweep = "../dev/cascade-sweep.toml"   # relative to this file
+
+    [rule]
+    metric = "em"                  # a metric of the summary, higher is better (display units: EM points)
+    within = 1.0                   # the candidates: points within this much of the best mean
+    prefer = "fewer-prompt-tokens" # among them: fewer-prompt-tokens, fewer-compressed-tokens, lower-latency
+
+``within = 0`` with ``prefer = "fewer-prompt-tokens"`` is "the highest EM, ties to fewer prompt
+tokens"; ``within = 1`` is "the fewest prompt tokens within 1 EM point of the best". Left ties go to
+the higher metric, then to the earlier point of the sweep.
+
+``tune`` refuses the evaluation file (by content hash, and any of its question ids), runs the sweep
+with :func:`ragsift.evaluation.runner.run_evaluation` into ``--out`` (a normal run directory:
+resumable, with its report), reads the run's summary and predictions, and writes the frozen config:
+a run config holding, per swept compressor (a family), its chosen point under the family's label
+(every setting written out), the sweep's other compressors, its dataset, reader and evaluation
+settings, and a ``[tuned]`` table that records the rule, the development file (path, SHA-256, the
+question ids used), the sweep config's SHA-256 and run directory, and the sweep's table (every
+point's metric, CI, prompt tokens, compressed tokens, latency; the chosen one marked).
+``ragsift evaluate -c FROZEN`` on the same development file reproduces the chosen points' figures;
+``--data`` points it at other questions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragsift import config_files
+from ragsift.config import load_config
+from ragsift.datasets.holdout import refuse_evaluation_data
+from ragsift.errors import ConfigError
+from ragsift.evaluation import manifest as mf
+from ragsift.evaluation.predictions import prediction_path, read_records
+from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.plugin import format_validation_error
+
+__all__ = ["TuneRule", "TuneConfig", "TuneOptions", "load_tune_config", "choose", "point_rows", "run_tune",
+           "PREFERENCES"]
+
+#: ``prefer`` -> the row key it minimises
+PREFERENCES: dict[str, str] = {
+    "fewer-prompt-tokens": "prompt_tokens",
+    "fewer-compressed-tokens": "compressed_tokens",
+    "lower-latency": "latency_ms",
+}
+
+
+class TuneRule(BaseModel):
+    """How one point of each family is chosen (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: a metric of the run's summary, higher is better (in the summary's display units)
+    metric: str = Field("em", min_length=1)
+    #: the candidates: the points whose mean is at least the best mean minus this
+    within: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    #: among the candidates, the one with the least of this
+    prefer: Literal["fewer-prompt-tokens", "fewer-compressed-tokens", "lower-latency"] = "fewer-prompt-tokens"
+
+    def describe(self) -> str:
+        best = f"the highest {self.metric}" if self.within == 0 else f"{self.metric} within {self.within:g} of the best"
+        return f"{best}; among those, {self.prefer}; then the higher {self.metric}, then the earlier point"
+
+
+class TuneConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = ""
+    #: the run config of the sweep, relative to the tuning config
+    sweep: str = Field(min_length=1)
+    rule: TuneRule
+    source: str = ""
+
+    def sweep_path(self) -> Path:
+        path = (Path(self.source).parent / Path(self.sweep).expanduser()).resolve()
+        if not path.is_file():
+            raise ConfigError(f"{self.source}: sweep = '{self.sweep}': no such file ({path}; the path is relative to "
+                              "the tuning config).")
+        return path
+
+
+def load_tune_config(name_or_path: str | Path) -> TuneConfig:
+    path = config_files.find_config_file(name_or_path)
+    raw = config_files.read_toml(path)
+    try:
+        return TuneConfig(**raw, source=str(path))
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(str(path), exc, sorted(TuneConfig.model_fields))) from None
+
+
+@dataclass
+class TuneOptions:
+    config: str | Path
+    out: Path
+    #: the frozen config to write (default: OUT/tuned.toml)
+    frozen: Path | None = None
+    data: str | Path | None = None
+    format: str | None = None
+    limit: int | None = None
+    resume: bool = False
+    force: bool = False
+    progress: bool = True
+    argv: list[str] | None = None
+    echo: Callable[[str], None] = field(default=print)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def point_rows(summary: Mapping[str, Any], records: Mapping[str, Sequence[Mapping[str, Any]]],
+               metric: str) -> list[dict[str, Any]]:
+    """One row per compressor of a run: label, family, n, the metric's mean and CI, mean reader
+    prompt tokens (over the read examples), mean compressed tokens and mean total latency."""
+    rows = []
+    for label, entry in summary["compressors"].items():
+        values = entry.get("values", {})
+        if metric not in values:
+            raise ConfigError(f"[rule] metric '{metric}' is not in the run's summary (it has: "
+                              f"{', '.join(sorted(values)) or 'none'}); name one of them, or add its metric "
+                              "to [evaluation] metrics.")
+        prompts = [float(r["reader"]["prompt_tokens"]) for r in records.get(label, [])
+                   if r.get("prediction") is not None and (r.get("reader") or {}).get("prompt_tokens") is not None]
+        latency = entry.get("latency_ms", {}).get("total") or entry.get("latency_ms", {}).get("compress")
+        compressed = values.get("compressed_tokens")
+        rows.append({
+            "label": label, "family": entry.get("family", label), "n": entry.get("n"),
+            "metric": values[metric]["mean"], "low": values[metric]["low"], "high": values[metric]["high"],
+            "prompt_tokens": _mean(prompts), "compressed_tokens": None if compressed is None else compressed["mean"],
+            "latency_ms": None if latency is None else latency["mean"],
+        })
+    return rows
+
+
+def choose(rows: Sequence[Mapping[str, Any]], rule: TuneRule) -> str:
+    """The label of the point ``rule`` picks among ``rows`` (one family's, in sweep order)."""
+    if not rows:
+        raise ValueError("no points to choose from")
+    key = PREFERENCES[rule.prefer]
+    best = max(float(r["metric"]) for r in rows)
+    # a tolerance for the last bits of a mean, so that "within 0" keeps exact ties
+    candidates = [r for r in rows if float(r["metric"]) >= best - rule.within - 1e-9 * max(1.0, abs(best))]
+    missing = [r["label"] for r in candidates if r.get(key) is None or not math.isfinite(float(r[key]))]
+    if missing:
+        raise ConfigError(f"[rule] prefer = '{rule.prefer}': the run has no {key} for {', '.join(missing)} "
+                          + ("(prompt tokens come from the reader: the sweep needs a [reader] that reads every "
+                             "example)." if key == "prompt_tokens" else "(add its metric to [evaluation] metrics)."))
+    order = {r["label"]: i for i, r in enumerate(rows)}
+    return str(min(candidates, key=lambda r: (float(r[key]), -float(r["metric"]), order[r["label"]]))["label"])
+
+
+def _frozen_evaluation(evaluation: Mapping[str, Any], chosen: Mapping[str, str],
+                       kept: Sequence[str]) -> dict[str, Any]:
+    """The sweep's ``[evaluation]`` for the frozen config: no sweep; a limit or baseline naming a
+    chosen point names its family; one naming another point is dropped."""
+    out = {k: v for k, v in evaluation.items() if k != "sweep"}
+    renamed = {label: family for family, label in chosen.items()}
+    if isinstance(out.get("limits"), Mapping):
+        out["limits"] = {renamed.get(k, k): v for k, v in out["limits"].items() if renamed.get(k, k) in kept}
+        if not out["limits"]:
+            out.pop("limits")
+    baseline = out.get("baseline")
+    if isinstance(baseline, str):
+        baseline = renamed.get(baseline, baseline)
+        if baseline in kept:
+            out["baseline"] = baseline
+        else:
+            out.pop("baseline")
+    return out
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
+def _check_metric(rule: TuneRule, evaluation: Mapping[str, Any], where: str) -> None:
+    """A ConfigError, before the run, when the run's metrics do not report the rule's metric."""
+    from ragsift.evaluation.settings import EvaluationSettings
+    from ragsift.registry import get_registry
+
+    registry = get_registry()
+    specs = EvaluationSettings.from_table(dict(evaluation), where).metric_specs()
+    names = [s["name"] for s in specs] if specs is not None else registry.names("metric")
+    outputs = {key for name in names for key in getattr(registry.get("metric", name), "outputs", {})}
+    if rule.metric not in outputs:
+        raise ConfigError(f"[rule] metric '{rule.metric}' is not reported by the sweep's metrics ({where}: "
+                          f"{', '.join(sorted(outputs)) or 'none'}); name one of them, or add its metric to "
+                          "[evaluation] metrics.")
+
+
+def run_tune(opts: TuneOptions) -> dict[str, Any]:
+    """Run the sweep, choose each family's point by the rule, write the frozen config; returns
+    the ``[tuned]`` record."""
+    import tomli_w
+
+    from ragsift.version import __version__
+
+    tune = load_tune_config(opts.config)
+    sweep_path = tune.sweep_path()
+    config = load_config(sweep_path)
+    where = f"{tune.source}: sweep {sweep_path}"
+    if not (config.evaluation or {}).get("sweep"):
+        raise ConfigError(f"{where} has no [evaluation.sweep]: tune chooses among a sweep's points.")
+    if config.reader is None:
+        raise ConfigError(f"{where} has no [reader]: tune chooses operating points for the run's reader.")
+    _check_metric(tune.rule, config.evaluation or {}, where)
+    frozen = opts.frozen if opts.frozen is not None else Path(opts.out) / "tuned.toml"
+    if frozen.exists() and not (opts.force or opts.resume):
+        raise ConfigError(f"{frozen} exists; pass --force to overwrite it, or choose another --frozen path.")
+    # refused before anything runs or is written: the file the run will read, by the run's own rule
+    source = config.data(opts.data, opts.format)
+    limit = opts.limit if opts.limit is not None else (config.evaluation or {}).get("limit")
+    examples = list(source.load(limit))
+    sha = refuse_evaluation_data(Path(source.path), examples, "ragsift tune")
+
+    summary = run_evaluation(RunOptions(config=sweep_path, out=Path(opts.out), data=opts.data, format=opts.format,
+                                        limit=opts.limit, resume=opts.resume, progress=opts.progress,
+                                        argv=opts.argv, echo=opts.echo))
+    manifest = mf.read_manifest(Path(opts.out)) or {}
+    if manifest.get("input", {}).get("sha256") != sha:  # the run read what was checked
+        raise ConfigError(f"{opts.out}: the run read another file than the one checked ({source.path}).")
+    records = {label: read_records(prediction_path(Path(opts.out), label)) for label in summary["compressors"]}
+    rows = point_rows(summary, records, tune.rule.metric)
+    families: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        families.setdefault(row["family"], []).append(row)
+    swept = {family for family, points in families.items() if any(p["label"] != family for p in points)}
+    chosen = {family: choose(points, tune.rule) for family, points in families.items() if family in swept}
+    for row in rows:
+        row["chosen"] = chosen.get(row["family"]) == row["label"]
+
+    resolved = manifest["config"]["compressors"]
+    compressors = {family: resolved[chosen.get(family, family)] for family in families}
+    ids = [str(r["id"]) for r in max(records.values(), key=len, default=[])]
+    record = {
+        "created_at": mf.now(), "ragsift_version": __version__, "tuning_config": str(tune.source),
+        "rule": {**tune.rule.model_dump(), "text": tune.rule.describe()},
+        "development": {"path": str(source.path), "sha256": sha, "format": manifest["input"].get("format"),
+                        "questions": len(ids), "ids": ids},
+        "sweep": {"config": str(sweep_path), "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out)},
+        "chosen": chosen,
+        "table": rows,
+    }
+    description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {sweep_path}: on {len(ids)} development "
+                   f"questions of {source.path} (sha256 {sha[:12]}...), each compressor's point chosen by the rule "
+                   f"'{tune.rule.describe()}': " + ", ".join(f"{f} = {lbl}" for f, lbl in chosen.items())
+                   + ". [tuned] records the rule, the questions and the sweep's table.")
+    out: dict[str, Any] = {"description": description,
+                           "dataset": {**({"name": source.format} if source.format else {}), "path": str(source.path),
+                                       **source.params},
+                           "compressors": compressors, "reader": config.reader,
+                           "evaluation": _frozen_evaluation(config.evaluation, chosen, list(compressors))}
+    if opts.limit is not None:  # the questions the choice used
+        out["evaluation"]["limit"] = opts.limit
+    out["tuned"] = record
+    frozen.parent.mkdir(parents=True, exist_ok=True)
+    frozen.write_text(tomli_w.dumps(_without_none(out)), encoding="utf-8")
+    opts.echo(format_choice(rows, tune.rule, frozen))
+    return record
+
+
+def format_choice(rows: Sequence[Mapping[str, Any]], rule: TuneRule, frozen: Path) -> str:
+    """The sweep's table with the chosen points marked, for the terminal."""
+    def cell(value: Any, digits: int = 1) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    lines = [f"rule: {rule.describe()}", f"{'':2}{'point':<44} {rule.metric:>7} {'CI':>13} {'prompt':>8} {'ms':>8}"]
+    for r in rows:
+        mark = "*" if r["chosen"] else " "
+        lines.append(f"{mark:2}{r['label']:<44} {cell(r['metric']):>7} {cell(r['low']) + '-' + cell(r['high']):>13} "
+                     f"{cell(r['prompt_tokens'], 0):>8} {cell(r['latency_ms'], 0):>8}")
+    lines.append(f"frozen config: {frozen}")
+    return "\n".join(lines)
