@@ -226,3 +226,23 @@ def test_the_command_line_refuses_the_evaluation_file_and_documents_the_rule(tmp
         main(["tune", "--help"])
     out = capsys.readouterr().out
     assert "within" in out and "fewer-prompt-tokens" in out and "hotpotqa-dev-sf100.json" in out
+
+
+TUNE_CONFIGS = sorted((TESTS.parent / "configs" / "tune").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", TUNE_CONFIGS, ids=[p.name for p in TUNE_CONFIGS])
+def test_a_shipped_tuning_config_names_a_sound_sweep_on_development_questions(path: Path, monkeypatch):
+    from ragsift.config import load_config
+    from ragsift.datasets.holdout import refuse_evaluation_data
+    from ragsift.evaluation.config_check import config_problems
+    from ragsift.evaluation.tune import load_tune_config
+
+    monkeypatch.chdir(TESTS.parent)  # the repository's relative data and model paths
+    reset_registry()
+    tune = load_tune_config(path)
+    sweep = load_config(tune.sweep_path())
+    assert config_problems(sweep) == []
+    assert sweep.reader is not None and sweep.evaluation.get("sweep")
+    source = sweep.data()
+    refuse_evaluation_data(Path(source.path), list(source.load(sweep.evaluation.get("limit"))), "test")
