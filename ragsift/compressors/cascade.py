@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from ragsift.compressors.base import check_example
 from ragsift.compressors.pipeline import PipelineCompressor, PipelineParams
 from ragsift.plugin import PluginSpec
 from ragsift.scorers.base import Scorer
@@ -80,14 +79,7 @@ class CascadeCompressor(PipelineCompressor):
         return checks
 
     def compress(self, example: Example) -> CompressionResult:
-        check_example(example, type(self).__name__)
-        timings: dict[str, float] = {}
-        t = time.perf_counter()
-        sentences = self.splitter.split_all(example.documents)
-        timings["split"] = time.perf_counter() - t
-
-        info: dict[str, Any] = {}
-        coarse_scores = self._score("scorer", example, sentences, timings, info)
+        sentences, coarse_scores, timings, info = self._split_and_score(example)
         t = time.perf_counter()
         coarse = self.selector.select(example, sentences, coarse_scores)
         timings["select"] = time.perf_counter() - t

@@ -180,7 +180,9 @@ class PipelineCompressor(Compressor):
                                       "score per sentence.")
         return scores
 
-    def compress(self, example: Example) -> CompressionResult:
+    def _split_and_score(self, example: Example) -> tuple[list[Sentence], np.ndarray, dict[str, float], dict[str, Any]]:
+        """The example checked, split and scored by the ``scorer`` stage: (sentences, scores,
+        timings, info)."""
         check_example(example, type(self).__name__)
         # Stage timings need no explicit CUDA synchronisation: every stage hands back host values
         # (numpy scores, Python indices, a string), which waits for the device work it queued.
@@ -188,9 +190,11 @@ class PipelineCompressor(Compressor):
         t = time.perf_counter()
         sentences = self.splitter.split_all(example.documents)
         timings["split"] = time.perf_counter() - t
-
         info: dict[str, Any] = {}
-        scores = self._score("scorer", example, sentences, timings, info)
+        return sentences, self._score("scorer", example, sentences, timings, info), timings, info
+
+    def compress(self, example: Example) -> CompressionResult:
+        sentences, scores, timings, info = self._split_and_score(example)
 
         t = time.perf_counter()
         selection = self.selector.select(example, sentences, scores)
