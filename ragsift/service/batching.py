@@ -6,6 +6,9 @@ waiting or ``max_wait_seconds`` after the first arrived, and runs them as ONE ca
 function in a single worker thread. The models are therefore used by one thread at a time, and a
 compressor that batches across examples in ``compress_many`` gets whole batches. When a batch
 fails, its requests run again one by one, so only the request that caused the failure gets it.
+A batch function that raises ``SystemExit``, ``KeyboardInterrupt`` or any other
+``BaseException`` fails its request the same way (as :class:`BatchAborted`): it never reaches
+the event loop, where it would stop the whole service.
 """
 
 from __future__ import annotations
@@ -19,10 +22,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BatchQueue", "BatchReport"]
+__all__ = ["BatchQueue", "BatchReport", "BatchAborted"]
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class BatchAborted(RuntimeError):
+    """The batch function raised a ``BaseException`` that is not an ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt``, ...); the original is its ``__cause__``."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +161,12 @@ class BatchQueue(Generic[T, R]):
         return outcomes
 
     def _call(self, items: list[T]) -> list[R]:
-        results = list(self.run(items))
+        try:
+            results = list(self.run(items))
+        except Exception:
+            raise
+        except BaseException as exc:  # in this worker thread nothing cancels: every one is the batch function's
+            raise BatchAborted(f"the batch function raised {type(exc).__name__}({exc})") from exc
         if len(results) != len(items):
             raise RuntimeError(f"the batch function returned {len(results)} results for {len(items)} items")
         return results

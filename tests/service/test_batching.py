@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from ragsift.service.batching import BatchQueue
+from ragsift.service.batching import BatchAborted, BatchQueue
 
 
 class Recorder:
@@ -103,3 +103,26 @@ def test_bad_settings_and_use_before_start_are_refused() -> None:
         BatchQueue(Recorder(), max_batch_examples=0)
     with pytest.raises(RuntimeError, match="before start"):
         _run(BatchQueue(Recorder()).submit(["a"]))
+
+
+@pytest.mark.parametrize("raised", [SystemExit(3), KeyboardInterrupt(), GeneratorExit()])
+def test_a_base_exception_fails_its_request_not_the_queue(raised: BaseException) -> None:
+    def run(items: list[str]) -> list[str]:
+        if "bad" in items:
+            raise raised
+        return [item.upper() for item in items]
+
+    async def go():  # type: ignore[no-untyped-def]
+        queue = BatchQueue(run, max_batch_examples=10, max_wait_seconds=0.2)
+        await queue.start()
+        try:
+            together = await asyncio.gather(queue.submit(["a"]), queue.submit(["bad"]), return_exceptions=True)
+            later = await queue.submit(["c"])  # the worker is still serving
+            return together, later
+        finally:
+            await queue.stop()
+
+    (first, second), later = _run(go())
+    assert first[0] == ["A"] and later[0] == ["C"]
+    assert isinstance(second, BatchAborted) and second.__cause__ is raised
+    assert type(raised).__name__ in str(second)
