@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, FiniteFloat, model_validator
 
 from ragsift.types import Document, Example
 
@@ -28,19 +28,35 @@ class ServiceLimits:
     max_documents: int = 100
     max_batch_examples: int = 32
     max_wait_ms: float = 5.0
+    #: largest answer (JSON bytes); a larger one is refused with 413
+    max_response_bytes: int = 64 * 1024 * 1024
+    #: seconds from a request's headers to the end of its body; slower: 408
+    body_timeout_s: float = 60.0
 
 
 class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _unicode(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # JSON's "\\ud800" escapes: no character, and no answer could carry it
+        raise ValueError(f"not valid Unicode: a lone surrogate (\\u{ord(value[exc.start]):04x}) at character {exc.start}") from None
+    return value
+
+
+#: text of the request: a JSON string that is Unicode (no lone surrogate)
+Text = Annotated[str, AfterValidator(_unicode)]
+
+
 class DocumentIn(_In):
     """A retrieved document (a plain string in ``documents`` is a document with that text)."""
 
-    text: str
-    title: str = ""
-    id: str | None = None
-    score: float | None = None
+    text: Text
+    title: Text = ""
+    id: Text | None = None
+    score: FiniteFloat | None = None
     #: sentence boundaries the retriever already has, as [start, end) character offsets into
     #: ``text`` (the ``presplit`` splitter uses them)
     sentence_spans: list[tuple[int, int]] | None = None
@@ -69,12 +85,12 @@ DocumentField = Annotated[DocumentIn, BeforeValidator(_text_is_a_document)]
 class ExampleIn(_In):
     """A question with its retrieved documents."""
 
-    question: str = Field(min_length=1)
+    question: Text = Field(min_length=1)
     documents: list[DocumentField]
     #: names the result (default: the example's position in the request, "0", "1", ...)
-    id: str | None = None
+    id: Text | None = None
     #: gold answers, if known (no compressor of a serving config needs them; kept for oracles)
-    answers: list[str] = []
+    answers: list[Text] = []
 
     def to_example(self, position: int) -> Example:
         docs = []
@@ -90,10 +106,10 @@ class CompressRequest(_In):
     """One example (``question`` + ``documents``, optional ``id``/``answers``) or a list of them
     in ``examples``; not both."""
 
-    question: str | None = Field(None, min_length=1)
+    question: Text | None = Field(None, min_length=1)
     documents: list[DocumentField] | None = None
-    id: str | None = None
-    answers: list[str] | None = None
+    id: Text | None = None
+    answers: list[Text] | None = None
     examples: list[ExampleIn] | None = None
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
