@@ -5,26 +5,40 @@ stage's plugins, as ``ragsift plugins --json``), ``GET /health`` (no token neede
 and FastAPI's ``/docs`` and ``/openapi.json``. Requests that arrive together are compressed in
 one batch (:mod:`ragsift.service.batching`).
 
-Limits, each answered with a status and a message that says what was wrong and which option
-raises the limit: a body over ``max_request_bytes`` -> 413; more than ``max_examples`` examples
-in one request or more than ``max_documents`` documents in one example -> 413; a body that is
-not JSON or does not match the schema -> 422 (every problem with its place in the body); an
-input the compressor refuses (a prompt over the model's window with ``overflow = "error"``) ->
-422. With a token, ``/compress`` and ``/plugins`` need ``Authorization: Bearer TOKEN`` (401
-otherwise); the token is compared in constant time and never logged or echoed.
+Every answer that is not a result is JSON with an ``error`` that says what was wrong (and, for a
+limit, which option raises it). With a token, ``/compress`` and ``/plugins`` need
+``Authorization: Bearer TOKEN``, checked before the body is read (401 otherwise; Starlette's
+``AuthenticationMiddleware``); the token is compared in constant time and never logged or echoed.
+Then: a body over ``max_request_bytes`` -> 413, before anything parses it; a body not received
+within ``body_timeout_s`` -> 408; more than ``max_examples`` examples in one request or more than
+``max_documents`` documents in one example -> 413; a body that is not JSON (not UTF-8, nested too
+deeply, a number too long to read) or does not match the schema -> 422 (every problem with its
+place in the body); an input the compressor refuses (a prompt over the model's window with
+``overflow = "error"``) -> 422; an answer over ``max_response_bytes`` -> 413; an unknown route
+-> 404, a wrong method -> 405. Any other failure (a bug, a plugin that raises, even
+``SystemExit``) -> 500 with "internal error" and a request id, never the exception's text: that
+goes to the service log under the same request id; the service stays up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
+import sys
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, SimpleUser
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
 
 from ragsift.compressors.base import Compressor
 from ragsift.errors import DataFormatError, PromptTooLongError, RagsiftError, UsageError
@@ -55,10 +69,11 @@ async def _send_json(send: Send, status: int, body: dict[str, Any], headers: lis
 
 class BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 before anything
-    parses it (by its Content-Length, or while it streams in without one)."""
+    parses it (by its Content-Length, or while it streams in without one); a body not received
+    within ``timeout`` seconds of its headers is answered 408 and the connection closed."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int, timeout: float = 60.0) -> None:
+        self.app, self.limit, self.timeout = app, limit, timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
@@ -75,17 +90,24 @@ class BodyLimit:
                 await _send_json(send, 413, {"error": self._too_large(size)})
                 return
         chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await _send_json(send, 413, {"error": self._too_large(size, streamed=True)})
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
+        try:
+            async with asyncio.timeout(self.timeout):
+                while more:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.limit:
+                        await _send_json(send, 413, {"error": self._too_large(size, streamed=True)})
+                        return
+                    chunks.append(chunk)
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            await _send_json(send, 408, {"error": f"request body not received within {self.timeout:g} s ({size} bytes "
+                                                  "arrived); send it at once (ragsift serve --body-timeout)."},
+                             [(b"connection", b"close")])
+            return
         body = b"".join(chunks)
         replayed = False
 
@@ -104,6 +126,59 @@ class BodyLimit:
                 "(ragsift serve --max-request-bytes). Send fewer examples per request.")
 
 
+class BearerToken(AuthenticationBackend):
+    """Starlette authentication backend: the ``protected`` paths need ``Authorization: Bearer
+    TOKEN`` (compared in constant time); checked by ``AuthenticationMiddleware`` before the
+    request's body is read."""
+
+    MESSAGE = "missing or wrong bearer token: this service needs 'Authorization: Bearer TOKEN'."
+
+    def __init__(self, token: str, protected: frozenset[str]) -> None:
+        self.secret, self.protected = token.encode(), protected
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, SimpleUser] | None:
+        if conn.url.path not in self.protected:
+            return None
+        scheme, _, given = conn.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.secret):
+            raise AuthenticationError(self.MESSAGE)
+        return AuthCredentials(["client"]), SimpleUser("client")
+
+
+def _unauthorized(_conn: HTTPConnection, exc: AuthenticationError) -> JSONResponse:
+    return JSONResponse({"error": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def _unparsable(cause: BaseException) -> str:
+    """Why the standard library's JSON reader refused a body (FastAPI answers these 400 with no reason)."""
+    if isinstance(cause, UnicodeDecodeError):
+        return f"not valid JSON: not UTF-8 text (byte 0x{cause.object[cause.start]:02x} at byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "not valid JSON here: nested too deeply"
+    if isinstance(cause, ValueError) and "digits" in str(cause):
+        return f"not valid JSON here: a number with more than {sys.get_int_max_str_digits()} digits"
+    return f"not valid JSON ({type(cause).__name__})"
+
+
+def _malformed(request: Request, problems: list[dict[str, Any]]) -> JSONResponse:
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    hint = "" if not media or media == "application/json" else (
+        f" The body was sent as {media!r}: send JSON with 'Content-Type: application/json'.")
+    text = "; ".join(f"{p['place']}: {p['problem']}" for p in problems[:10])
+    more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+    return JSONResponse({"error": f"malformed request: {text}{more}.{hint} See /docs for the schema.", "problems": problems},
+                        status_code=422)
+
+
+def _internal_error(what: str, exc: BaseException, traceback: bool = True) -> JSONResponse:
+    """A 500 that says only "internal error" and a request id; what happened goes to the log under that id."""
+    request_id = uuid.uuid4().hex[:16]
+    log.error("request %s: %s: %s: %s", request_id, what, type(exc).__name__, exc, exc_info=exc if traceback else None)
+    return JSONResponse({"error": f"internal error (request id {request_id}): the service log has the details under "
+                                  "this id.", "request_id": request_id},
+                        status_code=500, headers={"X-Request-ID": request_id})
+
+
 def _place(loc: tuple[Any, ...] | list[Any]) -> str:
     parts = [p for p in loc if p != "body"]
     out = "body"
@@ -116,7 +191,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                source: str = "") -> Any:
     """The FastAPI app serving ``compressor`` (already warmed up) under ``label``."""
     limits = limits or ServiceLimits()
-    secret = token.encode() if token else None
+    config_name = Path(source).name if source else ""  # the file's name, never where it lives
 
     def compress_all(examples: list[Example]) -> list[CompressionResult]:
         return list(compressor.compress_many(examples))
@@ -133,7 +208,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
 
     app = FastAPI(
         title="ragsift", version=__version__, lifespan=lifespan,
-        description=f"Evidence selection for RAG: compressor '{label}'" + (f" from {source}" if source else "") +
+        description=f"Evidence selection for RAG: compressor '{label}'" + (f" from {config_name}" if config_name else "") +
         ". POST /compress with a question and its retrieved documents; every sentence comes back with its span, "
         "score and keep decision, plus the compressed text.",
     )
@@ -148,10 +223,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
         return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
-    async def _malformed(request: Request, exc: RequestValidationError) -> JSONResponse:
-        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        hint = "" if not media or media == "application/json" else (
-            f" The body was sent as {media!r}: send JSON with 'Content-Type: application/json'.")
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for error in exc.errors():
             msg, place = str(error.get("msg", "")).removeprefix("Value error, "), _place(error.get("loc", ()))
@@ -161,24 +233,28 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                 msg = "not valid JSON" + (f" at character {at[0]}" if at else "") + (f" ({detail})" if detail else "")
                 place = "body"
             problems.append({"place": place, "problem": msg, "type": error.get("type")})
-        text = "; ".join(f"{p['place']}: {p['problem']}" for p in problems[:10])
-        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        return JSONResponse({"error": f"malformed request: {text}{more}.{hint} See /docs for the schema.", "problems": problems},
-                            status_code=422)
+        return _malformed(request, problems)
 
-    async def authorized(request: Request) -> None:
-        if secret is None:
-            return
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), secret):
-            raise _Refusal(401, "missing or wrong bearer token: this service needs 'Authorization: Bearer TOKEN'.",
-                           {"WWW-Authenticate": "Bearer"})
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI: the body's JSON could not be read
+            return _malformed(request, [{"place": "body", "problem": _unparsable(exc.__cause__), "type": "json_invalid"}])
+        where = f"{request.method} {request.url.path}"
+        message = {404: f"no such route: {where}; this service has POST /compress, GET /plugins, GET /health, GET /docs.",
+                   405: f"method not allowed: {where}" + (f"; use {exc.headers['Allow']}" if exc.headers and "Allow" in exc.headers
+                                                          else "") + "."}.get(exc.status_code, f"{where}: {exc.detail}")
+        return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
-    @app.post("/compress", response_model=CompressResponse, dependencies=[Depends(authorized)],
-              summary="Compress one or several examples",
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        return _internal_error("unexpected error", exc)
+
+    @app.post("/compress", response_model=CompressResponse, summary="Compress one or several examples",
               responses={401: {"description": "missing or wrong bearer token"},
-                         413: {"description": "request too large (bytes, examples or documents)"},
-                         422: {"description": "malformed request, or an input the compressor refuses"}})
+                         408: {"description": "the body did not arrive in time"},
+                         413: {"description": "request too large (bytes, examples or documents), or its answer"},
+                         422: {"description": "malformed request, or an input the compressor refuses"},
+                         500: {"description": "internal error (the service log has the details under the request id)"}})
     async def compress(body: CompressRequest) -> Any:
         inputs = body.example_inputs()
         if len(inputs) > limits.max_examples:
@@ -195,27 +271,35 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
         except (PromptTooLongError, DataFormatError, UsageError) as exc:
             raise _Refusal(422, f"the compressor refused the input: {exc}") from None
         except RagsiftError as exc:
-            log.error("compression failed: %s", exc)
-            raise _Refusal(500, f"compression failed: {exc}") from None
-        except Exception as exc:
-            log.exception("unexpected error while compressing")
-            raise _Refusal(500, f"unexpected {type(exc).__name__} while compressing: {exc} (a bug in ragsift or in a "
-                                "plugin; the service log has the traceback).") from None
+            return _internal_error("compression failed", exc, traceback=False)
+        except Exception as exc:  # a bug in ragsift or a plugin (BatchAborted: one that raised SystemExit, ...)
+            return _internal_error("unexpected error while compressing", exc)
         records = [{**result.to_record(), "compressor": label} for result in results]
-        return {"compressor": label, "results": records,
-                "batch": {"examples": report.examples, "requests": report.requests,
-                          "queue_seconds": report.queue_seconds, "compress_seconds": report.compress_seconds}}
+        answer = CompressResponse.model_validate(
+            {"compressor": label, "results": records,
+             "batch": {"examples": report.examples, "requests": report.requests,
+                       "queue_seconds": report.queue_seconds, "compress_seconds": report.compress_seconds}})
+        data = answer.model_dump_json().encode()
+        if len(data) > limits.max_response_bytes:
+            raise _Refusal(413, f"answer too large: {len(data)} bytes; this service sends at most {limits.max_response_bytes} "
+                                "bytes per answer (ragsift serve --max-response-bytes). Send fewer or shorter examples "
+                                "per request.")
+        return Response(data, media_type="application/json")
 
-    @app.get("/plugins", dependencies=[Depends(authorized)], summary="Every stage's registered plugins")
+    @app.get("/plugins", summary="Every stage's registered plugins")
     async def plugins() -> dict[str, Any]:
         return get_registry().describe()
 
     @app.get("/health", summary="Whether the service is up, and what it serves")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "ragsift": __version__, "compressor": label, "config": source,
-                "token_required": secret is not None, "queue": queue.describe(),
+        return {"status": "ok", "ragsift": __version__, "compressor": label, "config": config_name,
+                "token_required": bool(token), "queue": queue.describe(),
                 "limits": {"max_request_bytes": limits.max_request_bytes, "max_examples": limits.max_examples,
-                           "max_documents": limits.max_documents}}
+                           "max_documents": limits.max_documents, "max_response_bytes": limits.max_response_bytes,
+                           "body_timeout_s": limits.body_timeout_s}}
 
-    app.add_middleware(BodyLimit, limit=limits.max_request_bytes)
+    app.add_middleware(BodyLimit, limit=limits.max_request_bytes, timeout=limits.body_timeout_s)
+    if token:  # outermost: the token is checked before anything reads the body
+        app.add_middleware(AuthenticationMiddleware, backend=BearerToken(token, frozenset({"/compress", "/plugins"})),
+                           on_error=_unauthorized)
     return app
