@@ -34,7 +34,7 @@ def add_serve_command(sub: Any) -> None:
         "       -d '{\"question\": \"Who wrote Hamlet?\", \"documents\": [\"Hamlet is a play. Shakespeare wrote it.\"]}'")
     p.add_argument("--config", "-c", required=True, help="config file or name in configs/ (one compressor)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port, printed at start)")
+    p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0 = any free port, printed at start)")
     p.add_argument("--max-batch-examples", type=positive(int), default=d.max_batch_examples,
                    help=f"examples compressed together at most (default {d.max_batch_examples})")
     p.add_argument("--max-wait-ms", type=float, default=d.max_wait_ms,
@@ -45,6 +45,13 @@ def add_serve_command(sub: Any) -> None:
                    help=f"examples per request at most (default {d.max_examples}); more: 413")
     p.add_argument("--max-documents", type=positive(int), default=d.max_documents,
                    help=f"documents per example at most (default {d.max_documents}); more: 413")
+    p.add_argument("--max-response-bytes", type=positive(int), default=d.max_response_bytes,
+                   help=f"largest answer (default {d.max_response_bytes}); larger: 413")
+    p.add_argument("--header-timeout", type=positive(float), default=10.0,
+                   help="seconds a request's headers may take to arrive (default 10); slower: 408 and the connection closed")
+    p.add_argument("--body-timeout", type=positive(float), default=d.body_timeout_s,
+                   help=f"seconds a request's body may take to arrive after its headers (default {d.body_timeout_s:g}); "
+                   "slower: 408")
     p.add_argument("--token-env", default=TOKEN_ENV, help=f"NAME of the environment variable holding the bearer token "
                    f"(default {TOKEN_ENV}; unset or empty: no token needed)")
     p.add_argument("--keep-alive", type=positive(float), default=30.0,
@@ -52,6 +59,17 @@ def add_serve_command(sub: Any) -> None:
                    "a slow client reusing a connection as the server closes it sees a connection error)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_cmd_serve)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number; got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0 = any free one); got {text}")
+    return value
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -87,9 +105,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.max_wait_ms < 0:
         raise ConfigError(f"--max-wait-ms must be >= 0; got {args.max_wait_ms}.")
     try:
-        import uvicorn
-
         from ragsift.service.app import create_app
+        from ragsift.service.server import make_server
     except ImportError as exc:
         raise MissingDependencyError(f"'ragsift serve' needs FastAPI and uvicorn ({exc}): pip install 'ragsift[serve]'.") from None
     config = load_config(args.config)
@@ -106,13 +123,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     compressor.warm_up()  # every model loads now, once, before the first request
     limits = ServiceLimits(max_request_bytes=args.max_request_bytes, max_examples=args.max_examples,
                            max_documents=args.max_documents, max_batch_examples=args.max_batch_examples,
-                           max_wait_ms=args.max_wait_ms)
+                           max_wait_ms=args.max_wait_ms, max_response_bytes=args.max_response_bytes,
+                           body_timeout_s=args.body_timeout)
     app = create_app(compressor, label, limits=limits, token=token, source=config.source)
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(f"ragsift serve: '{label}' ready on http://{shown}:{port} (docs: /docs; token "
           f"{'required, from $' + args.token_env if token else 'not required'})", file=sys.stderr, flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=args.log_level, lifespan="on", timeout_graceful_shutdown=10,
-                                           timeout_keep_alive=args.keep_alive))
+    server = make_server(app, header_timeout=args.header_timeout, body_timeout=args.body_timeout, keep_alive=args.keep_alive,
+                         log_level=args.log_level)
     server.run(sockets=[sock])
     return 0
