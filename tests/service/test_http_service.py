@@ -1,12 +1,14 @@
 """``ragsift serve`` over real HTTP: the command line starts uvicorn on a free loopback port and
 the tests talk to it with httpx (answers, equality with ``ragsift compress``, limits, malformed
-requests, the bearer token, and a bounded load test)."""
+requests, the bearer token, a bounded load test, and a bounded fuzz test)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import random
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,7 +66,9 @@ def test_binds_to_loopback_and_reports_health(service: Any) -> None:
     assert service.base_url.startswith("http://127.0.0.1:")
     health = httpx.get(f"{service.base_url}/health", timeout=30).json()  # no token needed for probes
     assert health["status"] == "ok" and health["compressor"] == "bm25" and health["token_required"] is True
-    assert health["limits"] == {"max_request_bytes": 120000, "max_examples": 8, "max_documents": 12}
+    assert health["config"] == "bm25.toml"  # its name, not where it lives
+    assert health["limits"] == {"max_request_bytes": 120000, "max_examples": 8, "max_documents": 12,
+                                "max_response_bytes": 64 * 1024 * 1024, "body_timeout_s": 60.0}
     assert health["queue"]["max_batch_examples"] == 16
 
 
@@ -177,3 +181,92 @@ def test_bounded_load_no_error_no_lost_or_mixed_answer(service: Any, examples: l
     assert 1 < queue["largest_batch"] <= 16  # requests that arrived together were compressed together
     assert queue["waiting_requests"] == 0
     print(f"load: {n} requests, {n} in flight, {report.seconds:.2f} s, {report.per_second:.1f} requests/s")
+
+
+FUZZ_REQUESTS = 400
+FUZZ_SECONDS = 120
+_KEYS = ["question", "documents", "examples", "id", "answers", "text", "title", "score", "sentence_spans", "extra"]
+_ATOMS: list[Any] = [None, True, False, 0, -1, 2**70, 1e308, -0.0, "", "a.", "Who?", "\u0000\n\t", "\ud7ff\u00e9\u4e2d",
+                     "x" * 300, "Hamlet is a play. Shakespeare wrote it."]
+
+
+def _random_json(rng: random.Random, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth > 5 or roll < 0.4:
+        return rng.choice(_ATOMS)
+    if roll < 0.7:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {rng.choice(_KEYS): _random_json(rng, depth + 1) for _ in range(rng.randrange(4))}
+
+
+def _fuzz_body(rng: random.Random, valid: list[bytes]) -> bytes:
+    """A random body: a valid one truncated, altered byte by byte, or with a random value in place of
+    one of its fields; random JSON; random bytes; or nesting far too deep."""
+    base = rng.choice(valid)
+    kind = rng.randrange(8)
+    if kind == 0:
+        return base[: rng.randrange(len(base))]
+    if kind == 1:
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 8)):
+            at = rng.randrange(len(data))
+            op = rng.randrange(3)
+            if op == 0:
+                data[at] = rng.randrange(256)
+            elif op == 1:
+                data.insert(at, rng.choice(b'{}[]",:\\0123456789-eE.tfn \xff\xc3'))
+            else:
+                del data[at]
+        return bytes(data)
+    if kind == 2:
+        body = json.loads(base)
+        target = body if rng.random() < 0.5 else body["documents"][rng.randrange(len(body["documents"]))]
+        if isinstance(target, dict):
+            target[rng.choice(_KEYS)] = _random_json(rng)
+        return json.dumps(body).encode()
+    if kind == 3:
+        return json.dumps(_random_json(rng)).encode()
+    if kind == 4:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(300)))
+    if kind == 6:  # the schema's shape, odd texts (control characters, any script, empty, long)
+        def text() -> str:
+            return "".join(chr(rng.choice([rng.randrange(32), rng.randrange(32, 127), rng.randrange(0x80, 0xD800),
+                                           rng.randrange(0xE000, 0x110000)])) for _ in range(rng.choice([0, 1, 5, 40, 400])))
+        return json.dumps({"question": text() or "?", "documents": [text() if rng.random() < 0.5 else {"text": text(), "title": text()}
+                                                                   for _ in range(rng.randrange(1, 5))]}).encode()
+    if kind == 5:
+        depth = rng.choice([1000, 5000, 100_000])
+        return b'{"question": "q", "documents": ' + b"[" * depth + b"]" * depth + b"}"
+    return b'{"question": "q", "documents": ["a."], "id": ' + b"9" * rng.choice([4000, 4301, 5000]) + b"}"
+
+
+def test_fuzzed_bodies_get_only_documented_answers_and_never_stop_the_service(service: Any, examples: list[Any]) -> None:
+    """Random and truncated bodies (bounded in count and time, to this machine only): every answer
+    is 200, 401, 413 or 422 with an ``error``, and the service keeps answering."""
+    rng = random.Random(24)  # seeded: the same requests on every run
+    valid = [json.dumps(serve_load.request_body(e)).encode() for e in examples[:4]]
+    valid.append(json.dumps({"question": "Who wrote Hamlet?", "documents": ["Hamlet is a play.", {"text": "Cats purr."}]}).encode())
+    media = ["application/json", "application/json", "application/json", "text/plain", "application/x-www-form-urlencoded", None]
+    seen: dict[int, int] = {}
+    started = time.monotonic()
+    with httpx.Client(base_url=service.base_url, timeout=60) as client:
+        for i in range(FUZZ_REQUESTS):
+            if time.monotonic() - started > FUZZ_SECONDS:
+                break
+            body = _fuzz_body(rng, valid)
+            headers = {} if rng.random() < 0.1 else {"Authorization": f"Bearer {TOKEN}"}
+            if (content_type := rng.choice(media)) is not None:
+                headers["Content-Type"] = content_type
+            answer = client.post("/compress", content=body, headers=headers)
+            seen[answer.status_code] = seen.get(answer.status_code, 0) + 1
+            assert answer.status_code in {200, 401, 413, 422}, f"request {i}: {answer.status_code} {answer.text[:500]} for {body[:300]!r}"
+            if answer.status_code != 200:
+                assert isinstance(answer.json()["error"], str)
+            if "Authorization" not in headers:
+                assert answer.status_code == 401
+            if i % 50 == 0:
+                assert client.get("/health").status_code == 200
+    assert sum(seen.values()) >= 100, seen  # enough of them ran in the time allowed
+    assert seen.get(422, 0) > 0 and seen.get(401, 0) > 0, seen
+    assert service.process.poll() is None and httpx.get(f"{service.base_url}/health", timeout=30).json()["status"] == "ok"
+    print(f"fuzz: {sum(seen.values())} requests in {time.monotonic() - started:.1f} s: {dict(sorted(seen.items()))}")

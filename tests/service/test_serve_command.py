@@ -27,6 +27,8 @@ def test_a_config_with_several_compressors_is_refused(capsys: pytest.CaptureFixt
 @pytest.mark.parametrize(("args", "needle"), [
     (["--max-examples", "0"], "must be > 0"), (["--max-request-bytes", "lots"], "expected a number"),
     (["--max-wait-ms", "-1"], "--max-wait-ms must be >= 0"),
+    (["--port", "70000"], "a port is 0 to 65535"), (["--port", "-1"], "a port is 0 to 65535"),
+    (["--port", "http"], "expected a port number"), (["--header-timeout", "0"], "must be > 0"),
 ])
 def test_bad_limits_are_refused(args: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     try:
