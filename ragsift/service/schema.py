@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, FiniteFloat, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, FiniteFloat, model_validator
 
 from ragsift.types import Document, Example
 
@@ -38,25 +38,13 @@ class _In(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _unicode(value: str) -> str:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:  # JSON's "\\ud800" escapes: no character, and no answer could carry it
-        raise ValueError(f"not valid Unicode: a lone surrogate (\\u{ord(value[exc.start]):04x}) at character {exc.start}") from None
-    return value
-
-
-#: text of the request: a JSON string that is Unicode (no lone surrogate)
-Text = Annotated[str, AfterValidator(_unicode)]
-
-
 class DocumentIn(_In):
     """A retrieved document (a plain string in ``documents`` is a document with that text)."""
 
-    text: Text
-    title: Text = ""
-    id: Text | None = None
-    score: FiniteFloat | None = None
+    text: str
+    title: str = ""
+    id: str | None = None
+    score: FiniteFloat | None = None  # JSON has no NaN or Infinity (Python's reader takes them)
     #: sentence boundaries the retriever already has, as [start, end) character offsets into
     #: ``text`` (the ``presplit`` splitter uses them)
     sentence_spans: list[tuple[int, int]] | None = None
@@ -85,12 +73,12 @@ DocumentField = Annotated[DocumentIn, BeforeValidator(_text_is_a_document)]
 class ExampleIn(_In):
     """A question with its retrieved documents."""
 
-    question: Text = Field(min_length=1)
+    question: str = Field(min_length=1)
     documents: list[DocumentField]
     #: names the result (default: the example's position in the request, "0", "1", ...)
-    id: Text | None = None
+    id: str | None = None
     #: gold answers, if known (no compressor of a serving config needs them; kept for oracles)
-    answers: list[Text] = []
+    answers: list[str] = []
 
     def to_example(self, position: int) -> Example:
         docs = []
@@ -106,10 +94,10 @@ class CompressRequest(_In):
     """One example (``question`` + ``documents``, optional ``id``/``answers``) or a list of them
     in ``examples``; not both."""
 
-    question: Text | None = Field(None, min_length=1)
+    question: str | None = Field(None, min_length=1)
     documents: list[DocumentField] | None = None
-    id: Text | None = None
-    answers: list[Text] | None = None
+    id: str | None = None
+    answers: list[str] | None = None
     examples: list[ExampleIn] | None = None
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
