@@ -38,6 +38,7 @@ from ragsift.evaluation.timing import timed_compress, timed_read
 from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
+from ragsift.remote import redact_secrets
 from ragsift.types import Example
 
 __all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise",
@@ -248,11 +249,9 @@ def problem(exc: BaseException) -> str:
 
 
 def _redact(text: str, reader: Any) -> str:
-    """``text`` with every secret the reader holds (its API key) replaced by ``***``."""
-    for secret in (reader.secrets() if reader is not None and hasattr(reader, "secrets") else []):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """``text`` with every secret the reader holds (its API key, and any prefix of it that a
+    clipped message may end in: :func:`ragsift.remote.redact_secrets`) replaced by ``***``."""
+    return redact_secrets(text, reader.secrets() if reader is not None and hasattr(reader, "secrets") else [])
 
 
 def check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
