@@ -7,6 +7,7 @@ else is an error: the file was edited or corrupted, and silently skipping it wou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -110,8 +111,12 @@ class PredictionWriter:
     def __enter__(self) -> PredictionWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(OSError):  # a write already failed (a full disk): keep that first error
+            self.close()
 
 
 def record_json(record: dict[str, Any]) -> str:

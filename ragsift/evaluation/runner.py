@@ -232,7 +232,8 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
         if isinstance(exc, KeyboardInterrupt):
             print(f"ragsift: interrupted: {saved}.", file=sys.stderr)
             raise
-        raise EvaluationInterrupted(f"{problem(exc)}\n{saved} (after fixing the problem).") from exc
+        first = describe_os_error(exc, path) if isinstance(exc, OSError) and not exc.filename else problem(exc)
+        raise EvaluationInterrupted(f"{first}\n{saved} (after fixing the problem).") from exc
     finally:
         bar.close()
     return written
@@ -389,12 +390,21 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     except (Exception, KeyboardInterrupt) as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         manifest.update(status=status, error=_redact(problem(exc), reader), updated_at=mf.now())
-        mf.write_manifest(run_dir, manifest)
-        if isinstance(exc, (RagsiftError, KeyboardInterrupt)):
-            if isinstance(exc, RagsiftError) and reader is not None:
-                exc.args = tuple(_redact(str(a), reader) for a in exc.args)
+        notes = []
+        if isinstance(exc, OSError):  # e.g. the summary on a full disk: every record is saved all the same
+            notes.append(f"the records written so far are kept in {run_dir / 'predictions'}; rerun the same "
+                         "command with --resume to finish (after fixing the problem)")
+        try:
+            mf.write_manifest(run_dir, manifest)
+        except OSError as err:  # the disk that failed the run fails this too: keep the first error in front
+            notes.append(f"(the manifest could not be updated either: {describe_os_error(err)})")
+        if isinstance(exc, KeyboardInterrupt):
             raise
-        raise EvaluationInterrupted(_redact(problem(exc), reader)) from exc
+        if isinstance(exc, RagsiftError):
+            if exc.args:
+                exc.args = tuple(_redact(str(a), reader) for a in ("\n".join([str(exc.args[0]), *notes]), *exc.args[1:]))
+            raise
+        raise EvaluationInterrupted(_redact("\n".join([problem(exc), *notes]), reader)) from exc
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
                     caches=caches.report() if caches is not None else engine_report, families=plan.families)
     mf.write_manifest(run_dir, manifest)
