@@ -255,9 +255,10 @@ def _redact(text: str, reader: Any) -> str:
     return redact_secrets(text, reader.secrets() if reader is not None and hasattr(reader, "secrets") else [])
 
 
-def check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
+def check_run_dir(run_dir: Path, resume: bool, *, resumable: bool = True) -> dict[str, Any] | None:
     """The manifest of the run in ``run_dir`` to resume (None: a new run). A run directory is
-    either new or empty, or a ragsift run that ``--resume`` continues."""
+    either new or empty, or a ragsift run that ``--resume`` continues (``resumable=False``: a
+    command without ``--resume``, such as ``merge``, which never suggests it)."""
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputError(f"--out {run_dir} is a file; give a folder (new or empty) for the run.")
     try:
@@ -266,8 +267,8 @@ def check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
         raise DataFormatError(run_dir / mf.MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
     if old is not None:
         if not resume:
-            raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); pass --resume to finish it, "
-                              "or choose another --out directory.")
+            hint = "pass --resume to finish it, or choose" if resumable else "choose"
+            raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); {hint} another --out directory.")
         return old
     if run_dir.is_dir() and any(not p.name.startswith(mf.MANIFEST_NAME + ".tmp") for p in run_dir.iterdir()):
         raise OutputError(f"--out {run_dir} is not empty and holds no ragsift run (no {mf.MANIFEST_NAME}); a run is "
