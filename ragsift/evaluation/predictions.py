@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ragsift.config import check_label
 from ragsift.disk_cache import digest
 from ragsift.errors import ConfigError, DataFormatError
 
@@ -43,6 +44,7 @@ def prediction_paths(run_dir: Path, labels: Sequence[str], source: str = "") -> 
     paths: dict[str, Path] = {}
     owners: dict[str, str] = {}
     for label in labels:
+        check_label(label, source or "compressor labels")  # a sweep's point labels too
         path = prediction_path(run_dir, label)
         key = path.name.casefold()
         if key in owners:

@@ -75,12 +75,14 @@ def _git_commit() -> str | None:
 
 def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[list[Any], dict[str, Any]]:
     from ragsift.datasets import load_examples
+    from ragsift.datasets.file_loader import check_input_file
     from ragsift.labelers.output import file_sha256
 
     if path.name == EVALUATION_FILE:
         raise ConfigError(f"{path}: this is the evaluation file; never train or choose thresholds on it. Use data/training/.")
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"[data] {role}: no such file {path}.")
+    check_input_file(path, f"a {role} data file")
     examples = list(load_examples(path, format=fmt, limit=limit))
     return examples, {"path": str(path), "sha256": file_sha256(path), "questions": len(examples)}
 
