@@ -119,3 +119,14 @@ def test_compressor_labels_with_control_characters_are_refused(tmp_path, label):
     config = load_config(path)
     with pytest.raises(ConfigError, match=rf"^{path} \[compressors\]: the compressor label .* (contains the control character|is blank)"):
         config.build_compressors()
+
+
+def test_an_unknown_compressor_names_the_file_and_the_label(tmp_path):
+    """Issue 24, case 13."""
+    from ragsift.config import load_config
+    from ragsift.errors import UnknownPluginError
+
+    path = tmp_path / "unknown.toml"
+    path.write_text('[compressors.mine]\nname = "no-such-compressor"\n')
+    with pytest.raises(UnknownPluginError, match=rf"^{path} \[compressors\.mine\]: Unknown compressor 'no-such-compressor'"):
+        load_config(path).build_compressors()
