@@ -28,7 +28,7 @@ __all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_lo
 T = TypeVar("T")
 
 
-def write_atomically(path: Path, write: Callable[[str], None]) -> None:
+def write_atomically(path: Path, write: Callable[[str], object]) -> None:
     """``write(name)`` to a temporary name beside ``path``, then rename it to ``path``: a kill or
     a full disk leaves the old file (or none), never a truncated one."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
@@ -40,7 +40,7 @@ def write_atomically(path: Path, write: Callable[[str], None]) -> None:
         raise
 
 
-def save_tensors(path: Path, tensors: dict[str, Any], save_file: Callable[[dict[str, Any], str], None]) -> None:
+def save_tensors(path: Path, tensors: dict[str, Any], save_file: Callable[[dict[str, Any], str], object]) -> None:
     """``save_file(tensors, name)`` (safetensors' numpy or torch writer) through :func:`write_atomically`."""
     write_atomically(path, lambda name: save_file(tensors, name))
 
