@@ -41,6 +41,10 @@ _LAZY = {"check_plugin": "ragsift.testing", "load_config": "ragsift.config", "lo
          "make_example": "ragsift.api"}
 
 
+def __dir__() -> list[str]:  # the lazy names too (tab completion, dir(ragsift))
+    return sorted(set(globals()) | set(_LAZY))
+
+
 def __getattr__(name: str) -> Any:  # modules that import every stage load on first use
     if name in _LAZY:
         import importlib

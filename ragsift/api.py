@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -15,9 +16,14 @@ from ragsift.types import Document, Example
 __all__ = ["load_compressor", "make_example"]
 
 
-def load_compressor(name: str, **overrides: Any) -> Compressor:
+def load_compressor(name: str | os.PathLike[str], **overrides: Any) -> Compressor:
     """A compressor by config name (``"exit-offline"``, a path) or by registered compressor name
     (``"bm25"``), with stage overrides as keyword tables: ``load_compressor("bm25", selector={"k": 3})``."""
+    if isinstance(name, os.PathLike):
+        name = os.fspath(name)
+    if not isinstance(name, str) or not name.strip():
+        raise UsageError(f"load_compressor: expected a config name, a config path or a registered compressor name "
+                         f"(e.g. 'bm25'); got {type(name).__name__} {name!r}.")
     if name in get_registry().names("compressor"):
         return cast(Compressor, build_plugin("compressor", {"name": name, **overrides}, f"compressor '{name}'"))
     try:

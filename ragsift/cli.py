@@ -115,17 +115,17 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     if to_stdout:
         write_all(sys.stdout)
     else:
-        _write_file(args.output, write_all, counts)
+        _write_file(args.output, write_all, counts, replace_partial=args.force)
     if not args.quiet:
         print(f"compressed {counts[0]} examples with '{label}' ({counts[1]} empty compressions)", file=sys.stderr)
     return 0
 
 
-def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int]) -> None:
+def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int], *, replace_partial: bool = False) -> None:
     """Run ``write`` on an atomic output file; a failure says how much was kept, and where."""
     from ragsift.output_files import AtomicOutput, describe_os_error
 
-    output = AtomicOutput(path)
+    output = AtomicOutput(path, replace_partial=replace_partial)
     try:
         with output as out:
             write(out)
@@ -143,17 +143,17 @@ def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int]) -
 def _cmd_label(args: argparse.Namespace) -> int:
     from ragsift.datasets import load_examples
     from ragsift.errors import OutputError
+    from ragsift.labelers.output import manifest_path, write_labels
     from ragsift.output_files import check_output, describe_os_error
     from ragsift.registry import build_plugin
 
-    check_output(args.output, [args.input], force=args.force)
+    check_output(args.output, [args.input], force=args.force, companions=[manifest_path(args.output)])
     params = _json_object(args.params, "--params") if args.params else {}
     labeler = build_plugin("labeler", {"name": args.labeler, **params}, "--labeler")
-    from ragsift.labelers.output import manifest_path, write_labels
 
     examples = load_examples(args.input, format=args.format, limit=args.limit)
     try:
-        manifest = write_labels(labeler, examples, args.output, input_path=args.input)
+        manifest = write_labels(labeler, examples, args.output, input_path=args.input, replace_partial=args.force)
     except OSError as exc:
         raise OutputError(describe_os_error(exc, args.output)) from None
     kinds = ", ".join(f"{k} {n}" for k, n in manifest["output"]["kinds"].items())

@@ -17,6 +17,7 @@ compressor) and merges the table's other keys over it.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,19 @@ from ragsift.plugin import format_validation_error
 from ragsift.readers.base import Reader
 from ragsift.registry import build_plugin
 
-__all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables"]
+__all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables", "check_label"]
+
+
+def check_label(label: str, where: str) -> str:
+    """``label`` when it can name a compressor: not empty, and no control or format character
+    (NUL, a line break, a bidirectional override), which would corrupt or disguise the run's
+    files, tables and logs; a :class:`ConfigError` naming ``where`` otherwise."""
+    bad = [ch for ch in label if unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp")]
+    if not label.strip() or bad:
+        what = f"contains the control character {bad[0]!r}" if bad else "is blank"
+        raise ConfigError(f"{where}: the compressor label {label!r} {what}; use letters, digits and "
+                          "punctuation such as '-', '_', '.' or '@'.")
+    return label
 
 
 class RunConfig(BaseModel):
@@ -60,10 +73,11 @@ class RunConfig(BaseModel):
         if self.compressor is not None and self.compressors:
             raise ConfigError(f"{self.source}: give either [compressor] or [compressors.LABEL] tables, not both.")
         if self.compressor is not None:
-            return {str(self.compressor.get("name", "compressor")): self.compressor}
+            label = str(self.compressor.get("name", "compressor"))
+            return {check_label(label, f"{self.source} [compressor]"): self.compressor}
         if not self.compressors:
             raise ConfigError(f"{self.source}: no compressor: add a [compressor] table with a 'name'.")
-        return dict(self.compressors)
+        return {check_label(label, f"{self.source} [compressors]"): spec for label, spec in self.compressors.items()}
 
     def build_compressors(self) -> dict[str, Compressor]:
         return {

@@ -13,6 +13,13 @@ rename wins (the values are equal: same key, same inputs). An entry that cannot 
 the JSON object it should be (a disk fault, a hand edit) counts as missing and is rewritten.
 No pickle: values are plain JSON.
 
+Each entry carries the SHA-256 of its value (``checksum``), so a well-formed but altered entry
+(an edit; a shared cache that every run and checkout reads) is a miss too: it is named in a
+warning and computed again. Entries written before checksums existed have none; they are read
+as before (recomputing a shared cache of model scores would cost hours) and keep working, and
+older checkouts read the new entries (the extra field is ignored). A checksum guards against
+accidents, not against someone who can write the cache: they can recompute it.
+
 ``JsonStore(None)`` keeps values in memory only (the same interface without a disk).
 """
 
@@ -22,13 +29,18 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonStore", "digest", "model_identity"]
+__all__ = ["JsonStore", "digest", "model_identity", "value_checksum"]
+
+log = logging.getLogger(__name__)
+#: the entry fields that are not part of the value its checksum covers
+_ENTRY_FIELDS = ("key", "checksum")
 
 _MODEL_KEYS = ("model", "adapter", "head")
 #: keys naming a single weight file of ragsift's own (a Yes/No scorer's ``readout``), keyed by content
@@ -42,6 +54,11 @@ def digest(parts: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of ``parts`` (sorted keys, no whitespace)."""
     text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def value_checksum(entry: Mapping[str, Any]) -> str:
+    """The checksum of an entry's value: :func:`digest` of its fields but ``key`` and ``checksum``."""
+    return digest({k: v for k, v in entry.items() if k not in _ENTRY_FIELDS})
 
 
 def _model_specs(config: Mapping[str, Any]) -> Iterator[str]:
@@ -160,7 +177,8 @@ class JsonStore:
         return None if self.folder is None else self.folder / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The value stored under ``key``, or None (also for an unreadable entry)."""
+        """The value stored under ``key`` (without its checksum), or None (also for an unreadable
+        or altered entry)."""
         if key in self._memory:
             return self._memory[key]
         path = self.path(key)
@@ -172,13 +190,19 @@ class JsonStore:
             return None
         if not isinstance(value, dict) or value.get("key") != key:
             return None
+        checksum = value.pop("checksum", None)
+        if checksum is not None and checksum != value_checksum(value):
+            log.warning("%s: this cache entry does not match its checksum (edited or corrupted); it is ignored "
+                        "and computed again.", path)
+            return None
         self._memory[key] = value
         return value
 
     def put(self, key: str, value: Mapping[str, Any]) -> None:
-        """Store ``value`` (a JSON object; its ``key`` field is set to ``key``)."""
-        record = {**value, "key": key}
+        """Store ``value`` (a JSON object; its ``key`` field is set, and on disk its ``checksum``)."""
+        record = {**{k: v for k, v in value.items() if k not in _ENTRY_FIELDS}, "key": key}
         self._memory[key] = record
+        record = {**record, "checksum": value_checksum(record)}
         path = self.path(key)
         if path is None:
             return

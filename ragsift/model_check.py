@@ -8,11 +8,14 @@ readable safetensors headers. A Hub id must be in the local cache when the Hub i
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import socket
 import struct
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ragsift.errors import ConfigError
 
@@ -117,16 +120,39 @@ def _hub_offline() -> bool:
                for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
+#: seconds to wait for one TCP connection to the Hub (one try, no retries) when a Hub id is not cached
+HUB_PROBE_SECONDS = 3.0
+
+
+@functools.lru_cache(maxsize=8)
+def _hub_reachable(endpoint: str) -> bool:
+    """Whether one TCP connection to the Hub's host opens within :data:`HUB_PROBE_SECONDS`
+    (once per process and endpoint): without it, a model would be fetched only after the Hub
+    client's retries (minutes) and then fail."""
+    parts = urlsplit(endpoint)
+    host, port = parts.hostname or "huggingface.co", parts.port or (80 if parts.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=HUB_PROBE_SECONDS):
+            return True
+    except OSError:
+        return False
+
+
 def _check_hub(location: Any) -> None:
-    if not _hub_offline():
-        return  # fetched on first use; nothing to check without the network
     from huggingface_hub import try_to_load_from_cache
 
     for name in ("config.json", "adapter_config.json", "modules.json", "tokenizer_config.json"):
         if isinstance(try_to_load_from_cache(location.path, name, revision=location.revision), str):
             return
-    raise ValueError("a Hugging Face Hub id that is not in the local cache, and the Hub is offline "
-                     "(HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): download it first, or name a local folder or GGUF file")
+    if _hub_offline():
+        raise ValueError("a Hugging Face Hub id that is not in the local cache, and the Hub is offline "
+                         "(HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): download it first, or name a local folder or GGUF file")
+    endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    if not _hub_reachable(endpoint):
+        raise ValueError(f"a Hugging Face Hub id that is not in the local cache, and the Hub ({endpoint}) cannot be "
+                         "reached from here, so it cannot be checked offline (loading it would fail after the Hub "
+                         "client's retries): download it where the Hub is reachable, set HF_HUB_OFFLINE=1 to fail at "
+                         "once, or name a local folder or GGUF file")
 
 
 def check_location(spec: str, location: Any) -> None:

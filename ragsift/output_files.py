@@ -6,6 +6,11 @@ existing file (unless ``force``). :class:`AtomicOutput` writes to a temporary fi
 folder and renames it into place only on success; a failed or interrupted run keeps what it
 wrote under ``NAME.partial`` and never under the final name. Special files (``/dev/stdout``,
 ``/dev/full``, pipes) are written directly: they cannot be renamed into.
+
+Every name a write may create is checked, not only the output: ``NAME.partial`` (and any
+companion file the caller names, such as a manifest beside the output) may not be an input
+either, and an existing one is not replaced without ``force``. The temporary name is made by
+``mkstemp`` (a new file, created exclusively), so it can never be an existing file.
 """
 
 from __future__ import annotations
@@ -22,9 +27,15 @@ from typing import TextIO
 
 from ragsift.errors import OutputError
 
-__all__ = ["check_output", "AtomicOutput", "describe_os_error", "PARTIAL_SUFFIX"]
+__all__ = ["check_output", "AtomicOutput", "describe_os_error", "partial_path", "PARTIAL_SUFFIX"]
 
 PARTIAL_SUFFIX = ".partial"
+
+
+def partial_path(path: str | Path) -> Path:
+    """``NAME.partial``: where :class:`AtomicOutput` keeps what a failed run wrote."""
+    path = Path(path)
+    return path.with_name(path.name + PARTIAL_SUFFIX)
 
 
 def describe_os_error(exc: OSError, path: str | Path | None = None) -> str:
@@ -52,11 +63,15 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_output(output: str | Path, inputs: Iterable[str | Path | None] = (), *, force: bool = False,
-                 flag: str = "--output") -> Path:
-    """Check that ``output`` may be written; raise :class:`OutputError` saying why not."""
+                 flag: str = "--output", companions: Iterable[str | Path] = ()) -> Path:
+    """Check that ``output`` may be written; raise :class:`OutputError` saying why not.
+
+    ``companions``: other files the command writes beside ``output`` (a manifest); they and
+    ``NAME.partial`` are checked like the output: never an input, never replaced unless ``force``."""
     path = Path(output)
-    for source in inputs:
-        if source is not None and _same_file(path, Path(source)):
+    sources = [Path(s) for s in inputs if s is not None]
+    for source in sources:
+        if _same_file(path, source):
             raise OutputError(f"{flag} {path} is the input file {source}; writing it would destroy the input. "
                               "Choose another output file.")
     if path.is_dir():
@@ -67,8 +82,20 @@ def check_output(output: str | Path, inputs: Iterable[str | Path | None] = (), *
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise OutputError(f"{flag} {path}: the folder {folder} {what}; create it first.")
+    partial = partial_path(path)
+    others = [(partial, "where a failed run keeps what it wrote"),
+              *((Path(c), "written beside it") for c in companions)]
+    for other, role in others:
+        for source in sources:
+            if _same_file(other, source):
+                raise OutputError(f"{flag} {path}: {other} ({role}) is the input file {source}; the run could "
+                                  "destroy the input. Choose another output file.")
     if path.exists() and not force:
         raise OutputError(f"{flag} {path} already exists; pass --force to overwrite it, or choose another file.")
+    for other, role in others:
+        if other.exists() and not force:
+            raise OutputError(f"{flag} {path}: {other} ({role}) already exists (perhaps from an earlier run); move "
+                              "or delete it, pass --force to overwrite it, or choose another output file.")
     return path
 
 
@@ -88,10 +115,13 @@ class AtomicOutput:
 
     On an exception inside the ``with`` block, whatever was written is kept as
     ``NAME.partial`` (``partial_path``) when it is not empty, and the final name is untouched.
+    An existing ``NAME.partial`` is replaced only with ``replace_partial`` (the command line's
+    ``--force``, after :func:`check_output`); otherwise the first free ``NAME.partial.N`` is used.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, replace_partial: bool = False) -> None:
         self.path = Path(path)
+        self.replace_partial = replace_partial
         self.partial_path: Path | None = None
         self._tmp: Path | None = None
         self._fh: TextIO | None = None
@@ -134,7 +164,11 @@ class AtomicOutput:
         if tmp is None or not tmp.exists():
             return
         if tmp.stat().st_size:
-            partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
+            partial = partial_path(self.path)
+            number = 0
+            while not self.replace_partial and os.path.lexists(partial):
+                number += 1
+                partial = partial_path(self.path).with_name(f"{self.path.name}{PARTIAL_SUFFIX}.{number}")
             os.replace(tmp, partial)
             self.partial_path = partial
         else:

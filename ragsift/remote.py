@@ -13,13 +13,14 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from ragsift.errors import ConfigError
 
-__all__ = ["OPENAI_URL", "RETRYABLE_STATUS", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact", "backoff_delay",
+__all__ = ["OPENAI_URL", "RETRYABLE_STATUS", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact",
+           "redact_secrets", "MIN_SECRET_PREFIX", "backoff_delay",
            "error_detail", "retry_after", "retryable_status", "BadReply", "call_with_retries"]
 
 T = TypeVar("T")
@@ -62,11 +63,32 @@ def secrets(env_name: str) -> list[str]:
     return [key] if key else []
 
 
-def redact(text: str, env_name: str) -> str:
-    """``text`` with the key in ``$env_name`` replaced (a server may echo it in an error body)."""
-    for secret in secrets(env_name):
+#: a run of at least this many of a secret's first characters is redacted too (a clipped message
+#: may end inside the key); fewer are not a usable part of a key and are common text
+MIN_SECRET_PREFIX = 6
+
+
+def redact_secrets(text: str, values: Iterable[str]) -> str:
+    """``text`` with every ``values`` item replaced by ``***``, and also every run of its first
+    characters (at least :data:`MIN_SECRET_PREFIX`, or the whole value when shorter): a message
+    cut inside the key (a clipped error body) shows none of it."""
+    for secret in sorted((v for v in values if v), key=len, reverse=True):
         text = text.replace(secret, "***")
+        head = secret[: min(MIN_SECRET_PREFIX, len(secret))]
+        start = text.find(head)
+        while start != -1:
+            end = start + len(head)
+            while end < len(text) and end - start < len(secret) and text[end] == secret[end - start]:
+                end += 1
+            text = text[:start] + "***" + text[end:]
+            start = text.find(head, start + 3)
     return text
+
+
+def redact(text: str, env_name: str) -> str:
+    """``text`` with the key in ``$env_name`` (and any prefix of it: :func:`redact_secrets`)
+    replaced; a server may echo the key in an error body."""
+    return redact_secrets(text, secrets(env_name))
 
 
 def backoff_delay(attempt: int, first: float, cap: float, retry_after_s: float | None = None) -> float:
@@ -83,15 +105,15 @@ def retryable_status(status: int) -> bool:
     return status in RETRYABLE_STATUS or status >= 500
 
 
-def error_detail(exc: Any) -> str:
-    """The server's own message of an ``openai.APIStatusError`` (at most 500 characters)."""
+def error_detail(exc: Any, redact: Callable[[str], str] = lambda text: text) -> str:
+    """The server's own message of an ``openai.APIStatusError``, redacted by ``redact`` and then
+    cut to 500 characters (in that order: a key cut by the clip would no longer be recognised)."""
     body = getattr(exc, "body", None)
+    msg: Any = None
     if isinstance(body, dict):
         inner = body.get("error", body)
         msg = inner.get("message") if isinstance(inner, dict) else inner
-        if msg:
-            return str(msg)[:500]
-    return str(getattr(exc, "message", exc))[:500]
+    return redact(str(msg) if msg else str(getattr(exc, "message", exc)))[:500]
 
 
 def retry_after(exc: Any) -> float | None:
@@ -144,7 +166,7 @@ def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *
         try:
             response = request(attempt)
         except openai.APIStatusError as exc:
-            status, detail = exc.status_code, redact(error_detail(exc))
+            status, detail = exc.status_code, error_detail(exc, redact)
             if status == 400 and PROMPT_TOO_LONG.search(detail):
                 raise too_long(detail) from None
             if not retryable_status(status):
@@ -159,7 +181,7 @@ def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *
             try:
                 return read(response)
             except BadReply as exc:
-                last = str(exc)
+                last = redact(str(exc))
         if attempt + 1 < attempts:
             time.sleep(backoff(attempt, delay))
     raise error(redact(f"{owner}: server {server} failed {attempts} time(s) for model '{model}'; last: {last}. "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,25 @@ from ragsift.errors import ConfigError, DataFormatError
 from ragsift.plugin import Params
 from ragsift.types import Example
 
-__all__ = ["LoaderParams", "FileLoader", "JsonRecordsLoader", "head_has_keys", "head_starts_with"]
+__all__ = ["LoaderParams", "FileLoader", "JsonRecordsLoader", "head_has_keys", "head_starts_with", "check_input_file"]
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_input_file(path: Path, expected: str = "the path of a dataset file") -> None:
+    """Nothing when ``path`` is a regular file (or a link to one); else a :class:`DataFormatError`
+    saying what it is: missing, a folder, a FIFO, a device, unreadable."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataFormatError(path, None, f"no such file; give {expected}.") from None
+    except OSError as exc:
+        raise DataFormatError(path, None, f"cannot be opened ({exc.strerror or exc}); give {expected}.") from None
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    raise DataFormatError(path, None, f"this is {what}, not a file; give {expected}.")
 
 
 class LoaderParams(Params):
@@ -35,8 +54,7 @@ class FileLoader(DatasetLoader):
         if chosen is None:
             raise ConfigError(f"{type(self).__name__}: no file to read: pass a path to load() or set the 'path' param.")
         resolved = Path(chosen)
-        if not resolved.is_file():
-            raise DataFormatError(resolved, None, f"no such file; expected a {self.format_name} file.")
+        check_input_file(resolved, f"a {self.format_name} file")
         return self.read(resolved)
 
     def read(self, path: Path) -> Iterator[Example]:  # pragma: no cover - abstract in practice

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragsift.datasets.file_loader import check_input_file
 from ragsift.errors import DataFormatError
 from ragsift.registry import get_registry
 from ragsift.types import Example
@@ -34,8 +35,7 @@ def detect_format(path: str | Path) -> str:
     from ragsift.datasets.json_records import read_head
 
     path = Path(path)
-    if not path.is_file():
-        raise DataFormatError(path, None, "no such file; give the path of a dataset file.")
+    check_input_file(path)
     head = read_head(path)
     if not head.lstrip("\ufeff \t\r\n"):
         raise DataFormatError(path, None, "the file is empty; expected a dataset file.")
@@ -71,8 +71,7 @@ def load_examples(
         name = format or "hotpotqa"
     else:
         path = Path(source)
-        if not path.is_file():
-            raise DataFormatError(path, None, "no such file; give the path of a dataset file.")
+        check_input_file(path)
         name = format or detect_format(path)
     loader = get_registry().create("dataset", name, dict(params or {}))
     examples = loader.load(path)

@@ -123,11 +123,18 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 
 
 def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> Path:
-    """Write atomically (a killed run never leaves half a manifest)."""
+    """Write atomically (a killed run never leaves half a manifest); a failed write (a full disk)
+    removes its temporary file and raises the OSError with the manifest's path."""
     path = run_dir / MANIFEST_NAME
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if not exc.filename:
+            exc.filename = str(path)
+        raise
     return path
 
 

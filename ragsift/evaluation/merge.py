@@ -21,7 +21,7 @@ from ragsift.errors import ConfigError, DataFormatError, OutputError
 from ragsift.evaluation import manifest as mf
 from ragsift.evaluation.html_report import write_report
 from ragsift.evaluation.plan import RunPlan
-from ragsift.evaluation.predictions import prediction_paths, read_predictions
+from ragsift.evaluation.predictions import prediction_paths, read_predictions, record_line
 from ragsift.evaluation.report import format_table
 from ragsift.evaluation.runner import RunOptions, check_run_dir, plan_run, summarise, version_changes
 from ragsift.output_files import describe_os_error
@@ -163,7 +163,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
         raise ConfigError(f"cannot merge: the input file {plan.data} changed since the shards ran (sha256 "
                           f"{_short(first['input']['sha256'])} -> {_short(mf.sha256_file(plan.data))}).")
     records = _records(plan, shards)
-    check_run_dir(out, resume=False)
+    check_run_dir(out, resume=False, resumable=False)
 
     manifest = json.loads(json.dumps(first))
     manifest.update(created_at=mf.now(), status="running", command_line=mf.command_line(argv))
@@ -186,7 +186,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
             tmp = paths[label].with_name(paths[label].name + ".tmp")
             with tmp.open("w", encoding="utf-8") as fh:
                 for record in recs:
-                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    fh.write(record_line(record) + "\n")
             tmp.replace(paths[label])
     except OSError as exc:
         raise OutputError(describe_os_error(exc)) from None

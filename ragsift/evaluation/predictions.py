@@ -3,10 +3,16 @@
 A run killed mid-write leaves at most one truncated last line; :func:`read_records` drops it
 (and cuts it off the file) so that ``--resume`` rewrites that example. A malformed line anywhere
 else is an error: the file was edited or corrupted, and silently skipping it would lose data.
+
+Each record carries the SHA-256 of its content (``checksum``, :func:`record_line`): a record that
+is well-formed but altered is refused the same way by ``--resume``, ``merge`` and ``report``,
+naming the file and the line. Records written before checksums existed have none and are read
+as before. The field is a storage detail: records are returned without it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -14,9 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ragsift.config import check_label
+from ragsift.disk_cache import digest
 from ragsift.errors import ConfigError, DataFormatError
 
-__all__ = ["read_records", "read_predictions", "PredictionWriter", "prediction_path", "prediction_paths", "record_json"]
+__all__ = ["read_records", "read_predictions", "PredictionWriter", "prediction_path", "prediction_paths", "record_json",
+           "record_line", "CHECKSUM"]
+
+#: the field that holds a record's checksum
+CHECKSUM = "checksum"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -32,6 +44,7 @@ def prediction_paths(run_dir: Path, labels: Sequence[str], source: str = "") -> 
     paths: dict[str, Path] = {}
     owners: dict[str, str] = {}
     for label in labels:
+        check_label(label, source or "compressor labels")  # a sweep's point labels too
         path = prediction_path(run_dir, label)
         key = path.name.casefold()
         if key in owners:
@@ -66,6 +79,7 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
             record = json.loads(raw)
             if not isinstance(record, dict) or "id" not in record:
                 raise ValueError("not a record with an 'id'")
+            stored = record.pop(CHECKSUM, None)
         except ValueError as exc:
             if is_last:  # no newline after it: the write was interrupted
                 if repair:
@@ -73,6 +87,10 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
                         fh.truncate(offset)
                 break
             raise DataFormatError(path, number, f"not a complete JSON record ({exc}); the file was edited or corrupted.") from None
+        if stored is not None and stored != digest(record):
+            raise DataFormatError(path, number, f"record '{record['id']}' does not match its checksum: it was edited or "
+                                  "corrupted after it was written. Restore the file, or delete this line and rerun "
+                                  "'ragsift evaluate' with --resume to compute the record again.")
         if is_last and repair:  # complete JSON but the newline never made it: finish the line
             with path.open("ab") as fh:
                 fh.write(b"\n")
@@ -100,7 +118,7 @@ class PredictionWriter:
         self._fh: TextIO = path.open("a", encoding="utf-8")
 
     def write(self, record: dict[str, Any]) -> None:
-        self._fh.write(record_json(record) + "\n")
+        self._fh.write(record_line(record) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -110,13 +128,24 @@ class PredictionWriter:
     def __enter__(self) -> PredictionWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: object, *exc: object) -> None:
+        if kind is None:
+            self.close()
+            return
+        with contextlib.suppress(OSError):  # a write already failed (a full disk): keep that first error
+            self.close()
 
 
 def record_json(record: dict[str, Any]) -> str:
     """One predictions record as a JSON line's text (numpy values and sets as lists)."""
     return json.dumps(record, ensure_ascii=False, default=_jsonable)
+
+
+def record_line(record: dict[str, Any]) -> str:
+    """A record as it is stored: its JSON with ``checksum``, the :func:`~ragsift.disk_cache.digest`
+    of the rest (as read back: numpy values as lists); a checksum it had is replaced."""
+    plain = json.loads(record_json({k: v for k, v in record.items() if k != CHECKSUM}))
+    return json.dumps({**plain, CHECKSUM: digest(plain)}, ensure_ascii=False)
 
 
 def _jsonable(value: Any) -> Any:

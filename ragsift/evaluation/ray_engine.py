@@ -59,8 +59,13 @@ def check_ray(settings: EvaluationSettings) -> None:
 _QUIET_LOGGERS = ("ray.data._internal.tensor_extensions.arrow",)
 
 
-def _quiet() -> None:
-    for name in _QUIET_LOGGERS:
+#: Ray's own loggers, silenced (but errors) by ``--quiet``
+_RAY_LOGGERS = ("ray", "ray.data", "ray.serve", "ray.train", "ray.tune")
+
+
+def _quiet(everything: bool = False) -> None:
+    """The intended-path warnings off; with ``everything`` (``-q``), Ray's own logging too."""
+    for name in (*_QUIET_LOGGERS, *(_RAY_LOGGERS if everything else ())):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
@@ -153,13 +158,15 @@ def _pool(size: int | tuple[int, int]) -> Any:
     return ActorPoolStrategy(min_size=size[0], max_size=size[1])
 
 
-def _start_ray(address: str | None) -> bool:
-    """Join or start Ray; True when this call started it (and so stops it at the end)."""
+def _start_ray(address: str | None, quiet: bool = False) -> bool:
+    """Join or start Ray; True when this call started it (and so stops it at the end). ``quiet``
+    (``-q``): only errors from Ray itself, and the workers' own output is not forwarded."""
     import ray
 
     if ray.is_initialized():
         return False
-    ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
+    ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR if quiet else logging.WARNING,
+             log_to_driver=not quiet)
     return True
 
 
@@ -177,11 +184,14 @@ def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], p
     report: dict[str, Any] = {"engine": "ray", "rows": len(rows), "settings": rs.model_dump(mode="json")}
     if not rows:
         return report
-    started = _start_ray(rs.address)
-    _quiet()
+    started = _start_ray(rs.address, quiet=not progress)
+    _quiet(everything=not progress)
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = progress
+        if not progress:  # -q: no "Starting execution of Dataset ..." lines either
+            context.print_on_execution_start = False
+            context.enable_auto_log_stats = False
         config_text = plan.config_bytes.decode("utf-8")
         source, batch = str(plan.config.source), rs.batch_size or settings.batch_size
         # Ray Data's own defaults are -1 (restart and retry without end); only a finite choice is passed

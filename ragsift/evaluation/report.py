@@ -8,7 +8,9 @@ metrics also get an exact McNemar test. ``docs/statistics.md`` says what each nu
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -279,9 +281,23 @@ def format_table(summary: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def _md(text: object) -> str:
+    """Text from the run (labels, metric names, the config's name) for summary.md: what report.html
+    escapes is escaped here too (``<``, ``>``, ``&``, quotes as HTML entities, which Markdown
+    renders as text), and so are Markdown's own marks (table bars, emphasis, code, links); a
+    line break becomes a space."""
+    escaped = html.escape(" ".join(str(text).splitlines()), quote=True)
+    return _MD_SPECIAL.sub(r"\\\1", escaped)
+
+
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    """A Markdown table; the header and the first column (labels) are escaped (:func:`_md`), the
+    other cells are ragsift's own formatted numbers."""
+    lines = ["| " + " | ".join(map(_md, header)) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
+    lines += ["| " + " | ".join([_md(r[0]), *r[1:]]) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -289,20 +305,20 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
     """``summary.md``: the results table with CIs, paired tests and per-stage latency."""
     header, rows, diff_header, diff_rows = _rows(summary, brackets=True)
     conf = int(round(summary["confidence"] * 100))
-    parts = [f"# {title}", "", f"Means with {conf}% percentile-bootstrap confidence intervals "
+    parts = [f"# {_md(title)}", "", f"Means with {conf}% percentile-bootstrap confidence intervals "
              f"({summary['bootstrap_samples']} resamples, seed {summary['seed']}); percentages x100.", "",
              _md_table(header, rows)]
     if diff_rows:
         method, _ = _test_method(summary)
         family = summary["p_adjustment"]["comparisons"]
-        parts += ["", f"## Difference vs `{summary['baseline']}`", "",
+        parts += ["", f"## Difference vs {_md(summary['baseline'])}", "",
                   f"Paired by example id: mean difference, paired-bootstrap {conf}% CI, p-value of the {method}, "
                   f"and the p-value after Holm's correction over all {family} comparisons in this table; "
                   f"`*`: Holm-adjusted p < {SIGNIFICANCE}. See docs/statistics.md.", "",
                   _md_table(diff_header, diff_rows)]
         note = _unpaired_note(summary)
         if note:
-            parts += ["", note]
+            parts += ["", _md(note)]
         parts += _mcnemar_section(summary)
     stages = [s for s in LATENCY_STAGES if any(s in c["latency_ms"] for c in summary["compressors"].values())]
     if stages:
@@ -318,13 +334,13 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
 def _mcnemar_section(summary: Mapping[str, Any]) -> list[str]:
     """Binary metrics: the discordant pairs and the exact McNemar p-value (a second opinion)."""
     meta = summary["metrics"]
-    rows = [[label, meta[key]["label"], str(t["mcnemar"]["compressor_only"]), str(t["mcnemar"]["baseline_only"]),
+    rows = [[label, _md(meta[key]["label"]), str(t["mcnemar"]["compressor_only"]), str(t["mcnemar"]["baseline_only"]),
              _p(t["mcnemar"]["p_value"])]
             for label, tests in summary["comparisons"].items() for key, t in tests.items() if "mcnemar" in t]
     if not rows:
         return []
     return ["", "## Binary metrics: exact McNemar test", "",
-            f"Examples where only the compressor (only `{summary['baseline']}`) scores 1, and the two-sided "
+            f"Examples where only the compressor (only {_md(summary['baseline'])}) scores 1, and the two-sided "
             "exact McNemar p-value (binomial test on those discordant examples; not Holm-adjusted).", "",
             _md_table(["compressor", "metric", "compressor only", "baseline only", "McNemar p"], rows)]
 

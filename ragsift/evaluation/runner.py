@@ -38,6 +38,7 @@ from ragsift.evaluation.timing import timed_compress, timed_read
 from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
+from ragsift.remote import redact_secrets
 from ragsift.types import Example
 
 __all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise",
@@ -231,7 +232,8 @@ def _evaluate_compressor(label: str, compressor: Any, reader: Any, examples: lis
         if isinstance(exc, KeyboardInterrupt):
             print(f"ragsift: interrupted: {saved}.", file=sys.stderr)
             raise
-        raise EvaluationInterrupted(f"{problem(exc)}\n{saved} (after fixing the problem).") from exc
+        first = describe_os_error(exc, path) if isinstance(exc, OSError) and not exc.filename else problem(exc)
+        raise EvaluationInterrupted(f"{first}\n{saved} (after fixing the problem).") from exc
     finally:
         bar.close()
     return written
@@ -248,16 +250,15 @@ def problem(exc: BaseException) -> str:
 
 
 def _redact(text: str, reader: Any) -> str:
-    """``text`` with every secret the reader holds (its API key) replaced by ``***``."""
-    for secret in (reader.secrets() if reader is not None and hasattr(reader, "secrets") else []):
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+    """``text`` with every secret the reader holds (its API key, and any prefix of it that a
+    clipped message may end in: :func:`ragsift.remote.redact_secrets`) replaced by ``***``."""
+    return redact_secrets(text, reader.secrets() if reader is not None and hasattr(reader, "secrets") else [])
 
 
-def check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
+def check_run_dir(run_dir: Path, resume: bool, *, resumable: bool = True) -> dict[str, Any] | None:
     """The manifest of the run in ``run_dir`` to resume (None: a new run). A run directory is
-    either new or empty, or a ragsift run that ``--resume`` continues."""
+    either new or empty, or a ragsift run that ``--resume`` continues (``resumable=False``: a
+    command without ``--resume``, such as ``merge``, which never suggests it)."""
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputError(f"--out {run_dir} is a file; give a folder (new or empty) for the run.")
     try:
@@ -266,8 +267,8 @@ def check_run_dir(run_dir: Path, resume: bool) -> dict[str, Any] | None:
         raise DataFormatError(run_dir / mf.MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
     if old is not None:
         if not resume:
-            raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); pass --resume to finish it, "
-                              "or choose another --out directory.")
+            hint = "pass --resume to finish it, or choose" if resumable else "choose"
+            raise ConfigError(f"{run_dir} already holds a run ({mf.MANIFEST_NAME}); {hint} another --out directory.")
         return old
     if run_dir.is_dir() and any(not p.name.startswith(mf.MANIFEST_NAME + ".tmp") for p in run_dir.iterdir()):
         raise OutputError(f"--out {run_dir} is not empty and holds no ragsift run (no {mf.MANIFEST_NAME}); a run is "
@@ -390,12 +391,21 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     except (Exception, KeyboardInterrupt) as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         manifest.update(status=status, error=_redact(problem(exc), reader), updated_at=mf.now())
-        mf.write_manifest(run_dir, manifest)
-        if isinstance(exc, (RagsiftError, KeyboardInterrupt)):
-            if isinstance(exc, RagsiftError) and reader is not None:
-                exc.args = tuple(_redact(str(a), reader) for a in exc.args)
+        notes = []
+        if isinstance(exc, OSError):  # e.g. the summary on a full disk: every record is saved all the same
+            notes.append(f"the records written so far are kept in {run_dir / 'predictions'}; rerun the same "
+                         "command with --resume to finish (after fixing the problem)")
+        try:
+            mf.write_manifest(run_dir, manifest)
+        except OSError as err:  # the disk that failed the run fails this too: keep the first error in front
+            notes.append(f"(the manifest could not be updated either: {describe_os_error(err)})")
+        if isinstance(exc, KeyboardInterrupt):
             raise
-        raise EvaluationInterrupted(_redact(problem(exc), reader)) from exc
+        if isinstance(exc, RagsiftError):
+            if exc.args:
+                exc.args = tuple(_redact(str(a), reader) for a in ("\n".join([str(exc.args[0]), *notes]), *exc.args[1:]))
+            raise
+        raise EvaluationInterrupted(_redact("\n".join([problem(exc), *notes]), reader)) from exc
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
                     caches=caches.report() if caches is not None else engine_report, families=plan.families)
     mf.write_manifest(run_dir, manifest)

@@ -37,16 +37,18 @@ def manifest_path(output: str | Path) -> Path:
 
 
 def write_labels(
-    labeler: Labeler, examples: Iterable[Example], output: str | Path, *, input_path: str | Path | None = None
+    labeler: Labeler, examples: Iterable[Example], output: str | Path, *, input_path: str | Path | None = None,
+    replace_partial: bool = False,
 ) -> dict[str, Any]:
-    """Write every record of ``labeler.label(examples)`` to ``output`` and return the manifest."""
+    """Write every record of ``labeler.label(examples)`` to ``output`` and return the manifest
+    (``replace_partial``: see :class:`~ragsift.output_files.AtomicOutput`)."""
     from ragsift.version import __version__
 
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     kinds: Counter[str] = Counter()
     start = time.perf_counter()
-    with AtomicOutput(output) as out:  # renamed into place only when complete
+    with AtomicOutput(output, replace_partial=replace_partial) as out:  # renamed into place only when complete
         for record in labeler.label(examples):
             out.write(json.dumps(record.to_record(), ensure_ascii=False) + "\n")
             kinds[record.kind] += 1

@@ -83,6 +83,8 @@ class TrainingJob:
     resume: bool = False
     progress: bool = True
     labeler: Labeler | None = None
+    #: the training data file (for messages about the data; "" when the data came from elsewhere)
+    train_file: str = ""
 
     @property
     def checkpoint_dir(self) -> Path:

@@ -13,7 +13,6 @@ interrupted.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ragsift.scorers.tree_ensemble import Tree, TreeEnsemble, sigmoid
+from ragsift.training.checkpoint import read_json_state, write_text_atomically
 
 __all__ = ["BoostingSettings", "fit_boosting", "log_loss"]
 
@@ -65,9 +65,7 @@ def _fit_tree(x: np.ndarray, y: np.ndarray, raw: np.ndarray, settings: BoostingS
 
 def _save_checkpoint(path: Path, ensemble: TreeEnsemble, history: list[dict[str, float]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"ensemble": ensemble.to_json(), "history": history}), encoding="utf-8")
-    os.replace(tmp, path)  # a kill never leaves half a checkpoint
+    write_text_atomically(path, json.dumps({"ensemble": ensemble.to_json(), "history": history}))  # never half a checkpoint
 
 
 def fit_boosting(
@@ -82,7 +80,7 @@ def fit_boosting(
     ensemble = TreeEnsemble(x.shape[1], float(np.log(prior / (1 - prior))))
     history: list[dict[str, float]] = []
     if resume and checkpoint is not None and checkpoint.is_file():
-        state = json.loads(checkpoint.read_text(encoding="utf-8"))
+        state = read_json_state(checkpoint)
         ensemble = TreeEnsemble.from_json(state["ensemble"])
         history = list(state["history"])
     raw = ensemble.raw(x)

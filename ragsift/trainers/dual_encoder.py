@@ -53,7 +53,7 @@ from ragsift.registry import build_plugin
 from ragsift.scorers.dual_encoder import DualEncoderScorer
 from ragsift.scorers.embedding_head import new_head, save_head
 from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, TrainingResult, sentence_kinds
-from ragsift.training.checkpoint import run_steps
+from ragsift.training.checkpoint import read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
 
 __all__ = ["DualEncoderTrainer", "DualEncoderTrainerParams", "HEAD_FOLDER"]
 
@@ -184,11 +184,11 @@ class DualEncoderTrainer(Trainer):
         settings = self._encoder_settings()
         known: dict[tuple[str, str], np.ndarray] = {}
         if job.resume and (folder / "state.json").is_file():
-            state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+            state = read_json_state(folder / "state.json", folder)
             if state.get("encoder") != settings:
                 raise ConfigError(f"{folder}: the checkpoint holds embeddings of another encoder ({state.get('encoder')}); "
                                   "use a new --output.")
-            stored = load_file(str(folder / "embeddings.safetensors"))["embeddings"]
+            stored = read_saved(folder / "embeddings.safetensors", load_file, folder)["embeddings"]
             known = {(role, text): row for (role, text), row in zip(state["texts"], stored, strict=True)}
         reused = sum(item in known for item in texts.items)
         missing = [item for item in texts.items if item not in known]
@@ -207,8 +207,8 @@ class DualEncoderTrainer(Trainer):
                 if n % job.checkpoint_every == 0 or n == len(starts):
                     folder.mkdir(parents=True, exist_ok=True)
                     (folder / "state.json").unlink(missing_ok=True)  # no old state beside new embeddings
-                    save_file({"embeddings": np.stack(list(known.values()))}, str(folder / "embeddings.safetensors"))
-                    (folder / "state.json").write_text(json.dumps({"encoder": settings, "texts": list(known)}), encoding="utf-8")
+                    save_tensors(folder / "embeddings.safetensors", {"embeddings": np.stack(list(known.values()))}, save_file)
+                    write_text_atomically(folder / "state.json", json.dumps({"encoder": settings, "texts": list(known)}))
         return np.stack([known[item] for item in texts.items]), reused
 
     def _encoder_settings(self) -> dict[str, Any]:

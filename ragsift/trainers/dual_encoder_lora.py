@@ -29,7 +29,7 @@ import numpy as np
 
 from ragsift.errors import ConfigError
 from ragsift.trainers.base import DevPredictions, TrainingJob
-from ragsift.training.checkpoint import TrainableParameters, run_steps
+from ragsift.training.checkpoint import TrainableParameters, read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
 
 if TYPE_CHECKING:
     from ragsift.scorers.dual_encoder import DualEncoderScorer
@@ -84,11 +84,11 @@ class EncoderLoraFit:
         folder = self.job.checkpoint_dir / "states"
         known: dict[tuple[str, str], Any] = {}
         if self.job.resume and (folder / "state.json").is_file():
-            state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+            state = read_json_state(folder / "state.json", folder)
             if state.get("encoder") != self.settings():
                 raise ConfigError(f"{folder}: the checkpoint holds states of another encoder or layer ({state.get('encoder')}); "
                                   "use a new --output.")
-            stored = load_file(str(folder / "states.safetensors"))["states"]
+            stored = read_saved(folder / "states.safetensors", load_file, folder)["states"]
             for (role, text), piece in zip(state["texts"], torch.split(stored, state["lengths"]), strict=True):
                 known[(role, text)] = piece
         reused = sum(item in known for item in items)
@@ -108,10 +108,9 @@ class EncoderLoraFit:
                 if n % self.job.checkpoint_every == 0 or n == len(starts):
                     folder.mkdir(parents=True, exist_ok=True)
                     (folder / "state.json").unlink(missing_ok=True)  # no old state beside new tensors
-                    save_file({"states": torch.cat(list(known.values()))}, str(folder / "states.safetensors"))
-                    (folder / "state.json").write_text(json.dumps({
-                        "encoder": self.settings(), "texts": list(known),
-                        "lengths": [int(t.shape[0]) for t in known.values()]}), encoding="utf-8")
+                    save_tensors(folder / "states.safetensors", {"states": torch.cat(list(known.values()))}, save_file)
+                    write_text_atomically(folder / "state.json", json.dumps({"encoder": self.settings(), "texts": list(known),
+                                       "lengths": [int(t.shape[0]) for t in known.values()]}))
         self.states = [known[item] for item in items]
         return reused
 

@@ -29,6 +29,7 @@ from ragsift.trainers.base import (
     sentence_kinds,
 )
 from ragsift.trainers.boosting import BoostingSettings, fit_boosting
+from ragsift.training.checkpoint import read_json_state, read_saved, save_tensors
 from ragsift.types import Example
 
 __all__ = ["FusionTrainer", "FusionTrainerParams"]
@@ -76,36 +77,49 @@ class FusionTrainer(Trainer):
                 split_sentences = [splitter.split_all(e.documents) for e in block]
                 block_kinds = [sentence_kinds(e, s) for e, s in zip(block, split_sentences, strict=True)]
                 if path.is_file():
-                    stored = load_file(str(path))
+                    stored = read_saved(path, load_file)
                     block_rows = [stored[f"x{i}"] for i in range(len(block))]
                 else:
                     block_rows = [features.compute(e, s) for e, s in zip(block, split_sentences, strict=True)]
                     cache.mkdir(parents=True, exist_ok=True)
-                    save_file({f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(block_rows)}, str(path))
+                    save_tensors(path, {f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(block_rows)}, save_file)
                 rows += block_rows
                 labels += [g for g, _ in block_kinds]
                 kinds += [k for _, k in block_kinds]
                 bar.update(len(block))
         return rows, labels, kinds
 
+    def _check_labels(self, job: TrainingJob) -> None:
+        """Both kinds of gold label among the training sentences, checked before any feature is computed."""
+        splitter = build_plugin("splitter", self.params.splitter, "FusionTrainer splitter")
+        seen: set[bool] = set()
+        for example in job.train:
+            seen.update(bool(g) for g in sentence_kinds(example, splitter.split_all(example.documents))[0])
+            if len(seen) == 2:
+                return
+        from ragsift.errors import ConfigError
+
+        what = "no evidence sentence" if True not in seen else "no non-evidence sentence" if seen else "no sentence"
+        where = f"{job.train_file}: " if job.train_file else ""
+        raise ConfigError(f"{where}FusionTrainer: the training sentences need both evidence and non-evidence labels; "
+                          f"the {len(job.train)} training question(s) have {what} (gold supporting facts). "
+                          "Give training data with supporting facts, or more questions.")
+
     def train(self, job: TrainingJob) -> TrainingResult:
+        self._check_labels(job)
         features = FusionFeatures(self.params.scorers, self.params.document_scorers)
         features.warm_up()
         train_rows, train_labels, _ = self._features(job, features, job.train, "train")
         dev_rows, dev_labels, dev_kinds = self._features(job, features, job.dev, "dev") if job.dev else ([], [], [])
         x = np.concatenate(train_rows) if train_rows else np.zeros((0, len(features.names)))
         y = np.concatenate(train_labels).astype(np.float64) if train_labels else np.zeros(0)
-        if not len(y) or y.min() == y.max():
-            from ragsift.errors import ConfigError
-
-            raise ConfigError("FusionTrainer: the training sentences need both evidence and non-evidence labels.")
         dev = (np.concatenate(dev_rows), np.concatenate(dev_labels).astype(np.float64)) if dev_rows else None
         settings = BoostingSettings(steps=self.params.steps, learning_rate=self.params.learning_rate, max_depth=self.params.max_depth,
                                     min_samples_leaf=self.params.min_samples_leaf, subsample=self.params.subsample, seed=job.seed)
         checkpoint = job.checkpoint_dir / "boosting.json"
         done = 0
         if job.resume and checkpoint.is_file():
-            done = len(json.loads(checkpoint.read_text(encoding="utf-8"))["history"])
+            done = len(read_json_state(checkpoint)["history"])
         bar = job.progress_bar(settings.steps, "boosting", initial=done)
 
         def on_step(step: int, entry: dict[str, float]) -> None:

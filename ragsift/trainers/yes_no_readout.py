@@ -32,6 +32,7 @@ from ragsift.trainers.base import (
     TrainingResult,
     sentence_kinds,
 )
+from ragsift.training.checkpoint import read_json_state, read_saved, save_tensors, write_text_atomically
 
 __all__ = ["YesNoReadoutTrainer", "YesNoReadoutTrainerParams", "fit_readout", "dev_predictions"]
 
@@ -109,11 +110,11 @@ class YesNoReadoutTrainer(Trainer):
         folder = job.checkpoint_dir
         done: list[np.ndarray] = []
         if job.resume and (folder / "state.json").is_file():
-            state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+            state = read_json_state(folder / "state.json", folder)
             if state.get("records") != len(prompts):
                 raise ConfigError(f"{folder}: the checkpoint holds features of {state.get('records')} records; "
                                   f"this run has {len(prompts)}. Use a new --output.")
-            done = [load_file(str(folder / "features.safetensors"))["features"]]
+            done = [read_saved(folder / "features.safetensors", load_file, folder)["features"]]
         size = self.params.batch_size
         batches = range(sum(len(d) for d in done), len(prompts), size)
         total = len(range(0, len(prompts), size))
@@ -124,8 +125,8 @@ class YesNoReadoutTrainer(Trainer):
                 if n % job.checkpoint_every == 0 or n == len(batches):
                     folder.mkdir(parents=True, exist_ok=True)
                     (folder / "state.json").unlink(missing_ok=True)  # no old state beside new features
-                    save_file({"features": np.concatenate(done)}, str(folder / "features.safetensors"))
-                    (folder / "state.json").write_text(json.dumps({"records": len(prompts)}), encoding="utf-8")
+                    save_tensors(folder / "features.safetensors", {"features": np.concatenate(done)}, save_file)
+                    write_text_atomically(folder / "state.json", json.dumps({"records": len(prompts)}))
         return np.concatenate(done) if done else np.zeros((0, 0), dtype=np.float32)
 
     def train(self, job: TrainingJob) -> TrainingResult:

@@ -5,6 +5,11 @@ A checkpoint folder holds ``model.safetensors``, ``optimizer.safetensors`` and `
 ``state.json`` is written last (atomically), so a folder without it is an unfinished write and is
 ignored. :func:`step_loop` is the trainers' resumable step loop, checkpointing as it goes;
 :func:`run_steps` its plain form with a linearly decaying learning rate.
+
+Every checkpoint and feature-cache file is written under a temporary name and renamed into
+place (:func:`write_atomically`), so a kill mid-write never leaves a truncated file under its
+name; one that cannot be read all the same (a disk fault, an edit) is reported by
+:func:`read_saved` naming the file and what to delete before resuming.
 """
 
 from __future__ import annotations
@@ -13,9 +18,57 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_loop", "run_steps"]
+from ragsift.errors import DataFormatError
+
+__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_loop", "run_steps", "write_atomically",
+           "save_tensors", "write_text_atomically", "read_saved", "read_json_state"]
+
+T = TypeVar("T")
+
+
+def write_atomically(path: Path, write: Callable[[str], object]) -> None:
+    """``write(name)`` to a temporary name beside ``path``, then rename it to ``path``: a kill or
+    a full disk leaves the old file (or none), never a truncated one."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        write(str(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def save_tensors(path: Path, tensors: dict[str, Any], save_file: Callable[[dict[str, Any], str], object]) -> None:
+    """``save_file(tensors, name)`` (safetensors' numpy or torch writer) through :func:`write_atomically`."""
+    write_atomically(path, lambda name: save_file(tensors, name))
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """:func:`write_atomically` for a text (UTF-8) file."""
+    write_atomically(path, lambda name: Path(name).write_text(text, encoding="utf-8"))
+
+
+def read_saved(path: Path, read: Callable[[str], T], remove: Path | None = None) -> T:
+    """``read(str(path))``; a file that cannot be read (cut short, corrupted, missing beside its
+    state) is a :class:`DataFormatError` naming it and saying to delete ``remove`` (default: the
+    file) and resume, which computes what it held again."""
+    try:
+        return read(str(path))
+    except Exception as exc:  # noqa: BLE001 - safetensors' own error, a JSON or OS error: the file is unusable
+        target = remove or path
+        raise DataFormatError(path, None, f"cannot read this checkpoint or cache file ({type(exc).__name__}: {exc}); "
+                              f"it was cut short or corrupted. Delete {target} and run the same command with "
+                              "--resume: what it held is computed again.") from None
+
+
+def read_json_state(path: Path, remove: Path | None = None) -> dict[str, Any]:
+    """A checkpoint's JSON state through :func:`read_saved`."""
+    state = read_saved(path, lambda name: json.loads(Path(name).read_text(encoding="utf-8")), remove)
+    if not isinstance(state, dict):
+        raise DataFormatError(path, None, f"not a checkpoint state (a JSON object); delete {remove or path} and resume.")
+    return state
 
 
 class TrainableParameters:
@@ -61,12 +114,10 @@ def save_checkpoint(folder: Path, model: Any, optimizer: Any, state: dict[str, A
     if marker.exists():
         marker.unlink()  # the old state must not pair with new tensors if this write is cut short
     weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    save_file(weights, str(folder / "model.safetensors"))
+    save_tensors(folder / "model.safetensors", weights, save_file)
     tensors, rest = _optimizer_parts(optimizer)
-    save_file(tensors, str(folder / "optimizer.safetensors"))
-    tmp = folder / "state.json.tmp"
-    tmp.write_text(json.dumps({**state, "optimizer": rest}), encoding="utf-8")
-    os.replace(tmp, marker)
+    save_tensors(folder / "optimizer.safetensors", tensors, save_file)
+    write_text_atomically(marker, json.dumps({**state, "optimizer": rest}))
 
 
 def load_checkpoint(folder: Path, model: Any, optimizer: Any) -> dict[str, Any] | None:
@@ -76,10 +127,11 @@ def load_checkpoint(folder: Path, model: Any, optimizer: Any) -> dict[str, Any] 
     marker = folder / "state.json"
     if not marker.is_file():
         return None
-    state = json.loads(marker.read_text(encoding="utf-8"))
+    state = read_json_state(marker, folder)
     device = next(model.parameters()).device
-    model.load_state_dict(load_file(str(folder / "model.safetensors"), device=str(device)))
-    tensors = load_file(str(folder / "optimizer.safetensors"), device=str(device))
+    weights = read_saved(folder / "model.safetensors", lambda name: load_file(name, device=str(device)), folder)
+    model.load_state_dict(weights)
+    tensors = read_saved(folder / "optimizer.safetensors", lambda name: load_file(name, device=str(device)), folder)
     rest = state.pop("optimizer")
     per_param: dict[int, dict[str, Any]] = {}
     for key, value in tensors.items():

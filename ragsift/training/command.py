@@ -6,6 +6,7 @@ import argparse
 import os
 import platform
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -14,11 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.cli_types import positive_int
-from ragsift.errors import ConfigError
+from ragsift.config_files import REPOSITORY
+from ragsift.errors import ConfigError, OutputError
 
-__all__ = ["add_train_command", "run_training", "TrainOptions"]
+__all__ = ["add_train_command", "run_training", "TrainOptions", "output_folder", "SHIPPED_MODELS", "DEFAULT_RUNS"]
 
 EVALUATION_FILE = "hotpotqa-dev-sf100.json"
+#: the models the repository ships (their README figures come from them): written only when named with --output
+SHIPPED_MODELS = REPOSITORY / "models"
+#: where a config whose [training] output is a shipped model trains by default (relative to the working directory)
+DEFAULT_RUNS = Path("runs") / "train"
 
 _EPILOG = """examples:
   ragsift train --config configs/train/fusion.toml
@@ -26,7 +32,11 @@ _EPILOG = """examples:
   ragsift train -c fusion --resume            # after an interruption: continue from the checkpoint
 
 writes OUTPUT/<artefact> (the scorer's weights), OUTPUT/report.json, OUTPUT/loss.png,
-OUTPUT/threshold.png, OUTPUT/card.json and OUTPUT/README.md (the model card)."""
+OUTPUT/threshold.png, OUTPUT/card.json and OUTPUT/README.md (the model card). OUTPUT is
+--output, else the config's [training] output; a shipped model (models/ of the repository)
+is replaced only when named with --output and --force: by default such a config trains into
+runs/train/NAME. A folder that is not empty is refused unless --force (or --resume with its
+checkpoint)."""
 
 
 @dataclass
@@ -34,6 +44,8 @@ class TrainOptions:
     config: str
     output: str | None = None
     resume: bool = False
+    #: replace the files of a non-empty output folder
+    force: bool = False
     limit: int | None = None
     progress: bool = True
     argv: list[str] | None = None
@@ -63,18 +75,59 @@ def _git_commit() -> str | None:
 
 def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[list[Any], dict[str, Any]]:
     from ragsift.datasets import load_examples
+    from ragsift.datasets.file_loader import check_input_file
     from ragsift.labelers.output import file_sha256
 
     if path.name == EVALUATION_FILE:
         raise ConfigError(f"{path}: this is the evaluation file; never train or choose thresholds on it. Use data/training/.")
-    if not path.is_file():
+    if not path.exists():
         raise ConfigError(f"[data] {role}: no such file {path}.")
+    check_input_file(path, f"a {role} data file")
     examples = list(load_examples(path, format=fmt, limit=limit))
     return examples, {"path": str(path), "sha256": file_sha256(path), "questions": len(examples)}
 
 
+def _is_shipped(path: Path) -> bool:
+    shipped = SHIPPED_MODELS.resolve()
+    where = path.resolve()
+    return where == shipped or shipped in where.parents
+
+
+def output_folder(configured: str, given: str | None) -> tuple[Path, str | None]:
+    """The output folder (``--output``, else the config's), and a note when the config's output,
+    a shipped model under ``models/``, was replaced by ``runs/train/NAME``."""
+    if given:
+        return Path(given), None
+    output = Path(configured)  # relative to the working directory
+    if not _is_shipped(output):
+        return output, None
+    instead = DEFAULT_RUNS / output.name
+    return instead, (f"writing {instead}, not the shipped model {configured} (to replace that, pass "
+                     f"--output {configured} --force)")
+
+
+def _check_output(output: Path, resume: bool, force: bool) -> None:
+    if output.exists() and not output.is_dir():
+        raise OutputError(f"--output {output} is a file; give a folder (new or empty) for the model.")
+    if (output / "checkpoint").exists():
+        if not resume:
+            raise ConfigError(f"{output} holds a checkpoint of an earlier run: pass --resume to continue it, or --output "
+                              "for a new folder (or delete its checkpoint/ to start again there).")
+        return
+    if output.is_dir() and any(output.iterdir()) and not force:
+        shown = ", ".join(sorted(p.name for p in output.iterdir())[:4])
+        raise OutputError(f"--output {output} is not empty ({shown}, ...) and holds no checkpoint to resume; training "
+                          "would overwrite its files. Pass --force to replace them, or choose another --output.")
+
+
+def _remove_if_unused(output: Path, created: bool) -> None:
+    """After a failure: a folder this run created that holds nothing but the config copy goes."""
+    if created and output.is_dir() and {p.name for p in output.iterdir()} <= {"train-config.toml"}:
+        shutil.rmtree(output, ignore_errors=True)
+
+
 def run_training(options: TrainOptions) -> dict[str, Any]:
-    """Train as the config says; return the model card."""
+    """Train as the config says; return the model card (with ``output``, the folder written)."""
     from ragsift.registry import build_plugin
     from ragsift.trainers.base import TrainingJob
     from ragsift.training.card import write_card
@@ -88,9 +141,8 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
     if labeler is not None and not trainer.uses_labeler:
         raise ConfigError(f"{config.source}: trainer '{config.trainer['name']}' labels sentences from the data's gold "
                           "evidence and uses no [labeler]; remove the [labeler] table.")
-    output = Path(options.output or config.training.output)  # relative to the working directory
-    if output.exists() and (output / "checkpoint").exists() and not options.resume:
-        raise ConfigError(f"{output} holds a checkpoint of an earlier run: pass --resume to continue it, or --output for a new folder.")
+    output, note = output_folder(config.training.output, options.output)
+    _check_output(output, options.resume, options.force)
     limit = options.limit or config.data.limit
     train, train_info = _load(resolve_path(config.data.train), config.data.format, limit, "train")
     dev, dev_info = ([], None) if config.data.dev is None else _load(
@@ -100,14 +152,21 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
     overlap = {e.id for e in train} & {e.id for e in dev}
     if overlap:
         raise ConfigError(f"{config.source}: {len(overlap)} questions are in both train and dev (e.g. {sorted(overlap)[0]}).")
+    if note and options.progress:
+        print(f"ragsift: {note}.", file=sys.stderr)
+    created = not output.exists()
     output.mkdir(parents=True, exist_ok=True)
     (output / "train-config.toml").write_text(Path(config.source).read_text(encoding="utf-8"), encoding="utf-8")
     _seed_everything(config.training.seed)
     job = TrainingJob(train=train, dev=dev, output=output, seed=config.training.seed,
                       checkpoint_every=config.training.checkpoint_every, resume=options.resume,
-                      progress=options.progress, labeler=labeler)
+                      progress=options.progress, labeler=labeler, train_file=train_info["path"])
     start = time.perf_counter()
-    result = trainer.train(job)
+    try:
+        result = trainer.train(job)
+    except Exception:
+        _remove_if_unused(output, created)
+        raise
     seconds = time.perf_counter() - start
     report = write_report(output, result.history, result.dev, config.training.max_empty)
     try:
@@ -139,14 +198,14 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         "config": str(config.source),
     }
     write_card(output, card)
-    return card
+    return {**card, "output": str(output)}
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    card = run_training(TrainOptions(config=args.config, output=args.output, resume=args.resume, limit=args.limit,
-                                     progress=not args.quiet, argv=["ragsift", *sys.argv[1:]]))
+    card = run_training(TrainOptions(config=args.config, output=args.output, resume=args.resume, force=args.force,
+                                     limit=args.limit, progress=not args.quiet, argv=["ragsift", *sys.argv[1:]]))
     chosen = card["report"].get("chosen")
-    summary = f"trained '{card['name']}' in {card['training_seconds']:.1f} s"
+    summary = f"trained '{card['name']}' in {card['training_seconds']:.1f} s (written to {card['output']})"
     if chosen:
         summary += (f"; development ROC-AUC {card['report']['roc_auc']:.3f}, chosen {chosen['selector']} "
                     f"(evidence F1 {chosen['f1']:.3f})")
@@ -165,6 +224,8 @@ def add_train_command(subparsers: argparse._SubParsersAction) -> argparse.Argume
     p.add_argument("--config", "-c", required=True, help="training config file or name in configs/train/")
     p.add_argument("--output", "-o", help="output folder (default: the config's [training] output)")
     p.add_argument("--resume", action="store_true", help="continue from the output folder's checkpoint")
+    p.add_argument("--force", action="store_true", help="replace the files of an output folder that is not empty "
+                   "(needed to retrain a shipped model: --output models/NAME --force)")
     p.add_argument("--limit", type=positive_int, help="only the first N training and development questions (smoke runs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_train)

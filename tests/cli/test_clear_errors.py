@@ -346,3 +346,19 @@ def test_ctrl_c_marks_the_manifest_interrupted_and_says_what_was_saved(tmp_path)
     assert process.returncode == 130, stderr
     assert "ragsift: interrupted: 'none': 2 of 4 examples are saved" in stderr and "Traceback" not in stderr, stderr
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+
+
+# -- issue 24, case 9: a folder, FIFO or device given as input says what it is -------------------
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "device"])
+def test_an_input_that_is_not_a_file_says_what_it_is(tmp_path, kind):
+    if kind == "folder":
+        data, what = tmp_path, "is a folder"
+    elif kind == "fifo":
+        data, what = tmp_path / "pipe", "is a named pipe (FIFO)"
+        os.mkfifo(data)
+    else:
+        data, what = Path("/dev/null"), "is a character device"
+    err = _one_error_line(_compress(data), f"{data}: this {what}, not a file; give the path of a dataset file")
+    assert "no such file" not in err
+    _one_error_line(_compress(data, "-f", "hotpotqa"), f"{data}: this {what}")

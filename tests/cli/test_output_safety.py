@@ -122,3 +122,62 @@ def test_read_only_folder_is_one_error_line(tmp_path):
                        prefix=prefix)
         _assert_one_error_line(proc, str(folder / "run"), "Permission denied")
         assert list(folder.iterdir()) == []
+
+
+def _failing_input(path: Path) -> Path:
+    """Three good retrieval records, then a bad one on line 4: the run fails after writing three."""
+    good = '{"question": "q%d", "answers": ["a"], "ctxs": [{"title": "t", "text": "Some text. More text."}]}\n'
+    path.write_text("".join(good % i for i in range(3)) + '{"question": 3}\n')
+    return path
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_an_input_named_like_the_partial_output_is_refused_and_survives(tmp_path, force):
+    """Issue 24, case 1: ``-i X.partial -o X`` would rename the failed run's output over the input."""
+    data = _failing_input(tmp_path / "out.jsonl.partial")
+    before = data.read_bytes()
+    proc = ragsift("compress", "-c", NONE, "-i", data, "-f", "retrieval", "-o", tmp_path / "out.jsonl", "-q", *force)
+    _assert_one_error_line(proc, "out.jsonl.partial", "is the input file")
+    assert data.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl.partial"]
+
+
+def test_label_refuses_an_input_that_is_its_partial_or_manifest_name(tmp_path):
+    for name in ("pairs.jsonl.partial", "pairs.jsonl.manifest.json"):
+        data = tmp_path / name
+        data.write_bytes((DATA / "hotpotqa-train-sf100.json").read_bytes())
+        proc = ragsift("label", "-l", "exit-pairs", "-i", data, "-f", "hotpotqa", "-o", tmp_path / "pairs.jsonl",
+                       "--limit", "2", "--force")
+        _assert_one_error_line(proc, name, "is the input file")
+        assert data.read_bytes() == (DATA / "hotpotqa-train-sf100.json").read_bytes()
+        data.unlink()
+
+
+def test_an_existing_partial_file_is_not_replaced_without_force(tmp_path):
+    data = _failing_input(tmp_path / "in.jsonl")
+    partial = tmp_path / "out.jsonl.partial"
+    partial.write_text("kept from an earlier run\n")
+    proc = ragsift("compress", "-c", NONE, "-i", data, "-f", "retrieval", "-o", tmp_path / "out.jsonl", "-q")
+    _assert_one_error_line(proc, str(partial), "already exists", "--force")
+    assert partial.read_text() == "kept from an earlier run\n"
+    proc = ragsift("label", "-l", "exit-pairs", "-i", DATA / "hotpotqa-train-sf100.json", "-o", tmp_path / "out.jsonl",
+                   "--limit", "2")
+    _assert_one_error_line(proc, str(partial), "already exists")
+    assert partial.read_text() == "kept from an earlier run\n"
+    proc = ragsift("compress", "-c", NONE, "-i", data, "-f", "retrieval", "-o", tmp_path / "out.jsonl", "-q", "--force")
+    _assert_one_error_line(proc, "line 4", "3 record(s)", "out.jsonl.partial")
+    assert len(partial.read_text().splitlines()) == 3  # --force: the new partial output replaces it
+
+
+def test_atomic_output_keeps_an_existing_partial_file_by_default(tmp_path):
+    from ragsift.output_files import AtomicOutput
+
+    partial = tmp_path / "out.jsonl.partial"
+    partial.write_text("earlier\n")
+    output = AtomicOutput(tmp_path / "out.jsonl")
+    with pytest.raises(RuntimeError), output as fh:
+        fh.write("new\n")
+        raise RuntimeError("stop")
+    assert partial.read_text() == "earlier\n"
+    assert output.partial_path == tmp_path / "out.jsonl.partial.1"
+    assert output.partial_path.read_text() == "new\n"

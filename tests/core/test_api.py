@@ -41,3 +41,20 @@ def test_the_front_door_exports_the_plugin_authors_surface_and_loads_no_plugin()
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.mark.parametrize("bad", [None, 5, "", ["bm25"]])
+def test_load_compressor_of_a_wrong_value_is_a_usage_error(bad):
+    """Issue 24, case 11: the library's usage error, not an AttributeError from deep inside."""
+    import ragsift
+    from ragsift.errors import UsageError
+
+    with pytest.raises(UsageError, match="load_compressor: expected a config name"):
+        ragsift.load_compressor(bad)
+
+
+def test_the_lazy_names_are_in_dir():
+    import ragsift
+
+    assert {"load_compressor", "load_config", "make_example", "check_plugin"} <= set(dir(ragsift))
+    assert set(ragsift.__all__) <= set(dir(ragsift))

@@ -105,3 +105,28 @@ def test_dataset_table_names_loader_path_and_params(tmp_path, data_dir):
 def test_dataset_defaults_to_bundled_sample(tmp_path):
     examples = list(load_config(write(tmp_path, '[compressor]\nname = "bm25"\n')).data().load(limit=2))
     assert len(examples) == 2 and examples[0].evidence
+
+
+@pytest.mark.parametrize("label", ["bad\\u0000label", "two\\nlines", "evil\\u202etxt.exe", "  "])
+def test_compressor_labels_with_control_characters_are_refused(tmp_path, label):
+    """Issue 24, case 8: a label names files, table rows and log lines; NUL, a line break or a
+    bidirectional override would corrupt or disguise them."""
+    from ragsift.config import load_config
+    from ragsift.errors import ConfigError
+
+    path = tmp_path / "labels.toml"
+    path.write_text(f'[compressors."{label}"]\nname = "none"\n')
+    config = load_config(path)
+    with pytest.raises(ConfigError, match=rf"^{path} \[compressors\]: the compressor label .* (contains the control character|is blank)"):
+        config.build_compressors()
+
+
+def test_an_unknown_compressor_names_the_file_and_the_label(tmp_path):
+    """Issue 24, case 13."""
+    from ragsift.config import load_config
+    from ragsift.errors import UnknownPluginError
+
+    path = tmp_path / "unknown.toml"
+    path.write_text('[compressors.mine]\nname = "no-such-compressor"\n')
+    with pytest.raises(UnknownPluginError, match=rf"^{path} \[compressors\.mine\]: Unknown compressor 'no-such-compressor'"):
+        load_config(path).build_compressors()

@@ -161,3 +161,23 @@ def test_ray_settings_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="read_gpu"):
         _run(config, tmp_path / "run", "ray")
     assert not (tmp_path / "run").exists()
+
+
+def test_quiet_silences_rays_own_logging(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24, case 13: with -q, Ray starts logging errors only and forwards no worker output,
+    and Ray's own loggers are set to errors only (checked without starting Ray)."""
+    import logging
+
+    from ragsift.evaluation import ray_engine
+
+    calls: list[dict] = []  # type: ignore[type-arg]
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kwargs: calls.append(kwargs))
+    for name in ("ray", "ray.data"):
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.INFO)
+    assert ray_engine._start_ray(None, quiet=True)
+    assert calls[-1]["logging_level"] == logging.ERROR and calls[-1]["log_to_driver"] is False
+    ray_engine._quiet(everything=True)
+    assert logging.getLogger("ray").level == logging.ERROR and logging.getLogger("ray.data").level == logging.ERROR
+    assert ray_engine._start_ray(None, quiet=False)
+    assert calls[-1]["logging_level"] == logging.WARNING and calls[-1]["log_to_driver"] is True

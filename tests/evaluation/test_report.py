@@ -163,3 +163,16 @@ def test_one_example_gives_no_paired_test() -> None:
     summary = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200)
     assert summary["comparisons"] == {"exit": {}} and summary["p_adjustment"]["comparisons"] == 0
     assert "no comparison has 2 pairs" in format_table(summary) and "| exit | - |" in format_markdown(summary)
+
+
+def test_summary_markdown_escapes_what_the_html_report_escapes() -> None:
+    """Issue 24, case 8: a label is text from the config; in summary.md it can neither inject HTML
+    nor break the tables (a bar) nor turn into emphasis, code or a link."""
+    hostile = "<script>alert(1)</script>|*x*`[y](z)"
+    records = {"none": _records("none", [0, 1, 0, 1], [None] * 4), hostile: _records(hostile, [1, 1, 0, 1], [None] * 4)}
+    summary = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200, seed=1)
+    markdown = format_markdown(summary, title="ragsift evaluation: <b>evil</b>.toml")
+    assert "<script>" not in markdown and "<b>" not in markdown
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|\\*x\\*\\`\\[y\\](z)" in markdown
+    label_rows = [line for line in markdown.splitlines() if "alert" in line]
+    assert label_rows and all(line.count("|") - line.count("\\|") == line.count(" | ") + 2 for line in label_rows)

@@ -55,3 +55,20 @@ def test_the_key_never_appears(status: int, tmp_path: Path, monkeypatch: pytest.
     assert SECRET not in everything
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["reader"]["config"]["api_key_env"] == "RAGSIFT_SECRET_KEY"
+
+
+def test_a_long_key_cut_by_the_clip_of_an_echoing_error_body_is_not_shown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24, case 4: the server's body is cut to 500 characters inside the key; what is left of
+    the key must not reach stderr or the manifest."""
+    long_key = "sk-long-" + "0123456789abcdef" * 29  # 472 characters: the clip falls inside it
+    monkeypatch.setenv("RAGSIFT_SECRET_KEY", long_key)
+    out = tmp_path / "run"
+    with fake_openai_server([500], api_key_echo=True) as server:
+        code = main(["evaluate", "--config", str(_config(tmp_path, server.base_url)), "--data", str(DATA),
+                     "--out", str(out), "-q"])
+    captured = capsys.readouterr()
+    assert code == 2 and "HTTP 500" in captured.err and "Bearer ***" in captured.err, captured.err
+    everything = captured.out + captured.err + "".join(
+        p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
+    assert long_key[:20] not in everything

@@ -144,3 +144,29 @@ def test_the_wrapper_keeps_the_scorers_range(model: Path) -> None:
             return (0.0, 1.0)
 
     assert CachingScorer(Probability(model=str(model)), JsonStore(None)).score_range() == (0.0, 1.0)
+
+
+def test_an_altered_cache_entry_is_a_miss_and_is_computed_again(tmp_path: Path, model: Path, caplog) -> None:
+    """Issue 24, case 12: a well-formed entry whose scores were edited (its checksum kept) is not
+    used; the scores are computed again and the entry rewritten."""
+    import json
+
+    inner = CountingScorer(model=str(model))
+    example = _example()
+    sentences = _sentences(example)
+    right = CachingScorer(inner, JsonStore(tmp_path / "cache"), splitter={"name": "regex"}).score(example, sentences)
+    (entry,) = (tmp_path / "cache").glob("??/*.json")
+    stored = json.loads(entry.read_text())
+    assert "checksum" in stored
+    entry.write_text(json.dumps({**stored, "scores": [99.0] * len(stored["scores"])}))
+    again = CachingScorer(inner, JsonStore(tmp_path / "cache"), splitter={"name": "regex"})
+    scored = inner.scored
+    assert np.array_equal(again.score(example, sentences), right)
+    assert inner.scored == scored + len(sentences)  # recomputed, not read
+    assert str(entry) in caplog.text and "checksum" in caplog.text
+    assert json.loads(entry.read_text())["scores"] == list(right)  # rewritten
+    # an entry written before checksums existed is read as before (the shared cache stays usable)
+    entry.write_text(json.dumps({k: v for k, v in stored.items() if k != "checksum"}))
+    third = CachingScorer(inner, JsonStore(tmp_path / "cache"), splitter={"name": "regex"})
+    scored = inner.scored
+    assert np.array_equal(third.score(example, sentences), right) and inner.scored == scored
