@@ -61,12 +61,35 @@ class RunConfig(BaseModel):
     #: table); evaluation reads nothing from it (:mod:`ragsift.evaluation.tune`)
     tuned: dict[str, Any] | None = None
     source: str = ""
-    _included: list[Path] = PrivateAttr(default_factory=list)
+    #: (path, bytes) of every file read to make this config: the file itself, then each included
+    #: one in reading order (empty for a config made from a table)
+    _files: list[tuple[Path, bytes]] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], source: str, files: list[tuple[Path, bytes]] | None = None) -> RunConfig:
+        """A config from its include-resolved table (:meth:`table`), checked as a file's is."""
+        try:
+            config = cls(**table, source=source)
+        except ValidationError as exc:
+            raise ConfigError(format_validation_error(source, exc, sorted(cls.model_fields))) from None
+        config._files = list(files or [])
+        return config
+
+    def table(self) -> dict[str, Any]:
+        """The include-resolved config as one plain table, resolved once when the file was read:
+        what a run's plan carries, what Ray actors and ``ragsift merge`` rebuild the config from
+        (:meth:`from_table`) and what the run manifest records."""
+        return self.model_dump(exclude={"source"}, exclude_defaults=True)
+
+    @property
+    def files(self) -> list[tuple[Path, bytes]]:
+        """(path, bytes) of the config file and of every file it includes, as read."""
+        return list(self._files)
 
     @property
     def included_files(self) -> list[Path]:
         """The files ``include`` read (recursively, in reading order), without this one."""
-        return list(self._included)
+        return [path for path, _ in self._files[1:]]
 
     def compressor_specs(self) -> dict[str, dict[str, Any]]:
         """Label -> compressor spec. A single ``[compressor]`` is labelled by its name."""
@@ -144,11 +167,12 @@ def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[Path]) -> dict[str, Any]:
+def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]]) -> dict[str, Any]:
     """The table of ``path`` merged over its includes'; ``chain``: the files including it (cycle
-    check); ``read``: every included file, appended in reading order."""
+    check); ``read``: (path, bytes) of every file read, appended in reading order."""
     here = path.resolve()
-    raw = config_files.read_toml(path)
+    raw, data = config_files.read_toml_file(path)
+    read.append((here if chain else path, data))
     includes = raw.pop("include", [])
     if isinstance(includes, str):
         includes = [includes]
@@ -164,7 +188,6 @@ def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[Path]) -
         if not target.is_file():
             raise ConfigError(f"{path}: include '{name}': no such file ({target}; include paths are relative to "
                               "the including file).")
-        read.append(target)
         merged = merge_tables(merged, _read_with_includes(target, (*chain, here), read))
     merged = merge_tables(merged, raw)
     if isinstance(merged.get("compressor"), dict):
@@ -176,7 +199,7 @@ def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[Path]) -
 
 
 def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[str, Any],
-                        chain: tuple[Path, ...], read: list[Path]) -> dict[str, Any]:
+                        chain: tuple[Path, ...], read: list[tuple[Path, bytes]]) -> dict[str, Any]:
     """A compressor table with ``include = "FILE"``: FILE's compressor of the same label (its
     ``[compressors.LABEL]``, else its one compressor), with this table's other keys merged over it."""
     if "include" not in spec:
@@ -193,7 +216,6 @@ def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[st
     if not target.is_file():
         raise ConfigError(f"{path} {where}: include '{name}': no such file ({target}; include paths are relative to "
                           "the including file).")
-    read.append(target)
     other = _read_with_includes(target, (*chain, here), read)
     tables = other.get("compressors") or {}
     if label is not None and label in tables:
@@ -212,11 +234,5 @@ def load_config(name_or_path: str | Path) -> RunConfig:
     """Read and check the structure of a config file, with the files it includes (plugins are
     checked by ``validate_all``)."""
     path = find_config(name_or_path)
-    included: list[Path] = []
-    raw = _read_with_includes(path, (), included)
-    try:
-        config = RunConfig(**raw, source=str(path))
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(str(path), exc, sorted(RunConfig.model_fields))) from None
-    config._included = included
-    return config
+    files: list[tuple[Path, bytes]] = []
+    return RunConfig.from_table(_read_with_includes(path, (), files), str(path), files)

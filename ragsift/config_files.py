@@ -10,7 +10,7 @@ from typing import Any
 
 from ragsift.errors import ConfigError
 
-__all__ = ["REPOSITORY", "config_dirs", "find_config_file", "read_toml"]
+__all__ = ["REPOSITORY", "config_dirs", "find_config_file", "read_toml", "read_toml_file"]
 
 #: the repository that holds this package (editable installs ship their configs/ there)
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -41,10 +41,18 @@ def find_config_file(name_or_path: str | Path, sub: str = "", what: str = "confi
 
 def read_toml(path: Path) -> dict[str, Any]:
     """The TOML table of ``path``; invalid TOML or an unreadable file is a :class:`ConfigError`."""
+    return read_toml_file(path)[0]
+
+
+def read_toml_file(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The TOML table of ``path`` and the bytes it was read from (read once)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}.") from None
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}.") from None
+    try:
+        return tomllib.loads(data.decode("utf-8")), data
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}.") from None

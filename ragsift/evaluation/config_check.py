@@ -60,7 +60,7 @@ def config_problems(config: RunConfig) -> list[str]:
                 labels, families = list(expanded[0]), list(expanded[1].values())
         if specs:
             attempt(lambda: settings.check_labels(labels, config.source, families=families))
-        from ragsift.evaluation.runner import build_metrics
+        from ragsift.evaluation.plan import build_metrics
 
         metrics = attempt(lambda: build_metrics(settings, reader, config.source)) or []
     if specs:

@@ -19,11 +19,17 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ragsift.errors import ConfigError, DataFormatError, OutputError
+
+if TYPE_CHECKING:
+    from ragsift.evaluation.plan import RunPlan
 
 __all__ = [
     "MANIFEST_NAME", "sha256_file", "sha256_bytes", "git_state", "package_versions", "device_info", "model_specs",
-    "describe_models", "read_manifest", "write_manifest", "now", "command_line"
+    "describe_models", "read_manifest", "write_manifest", "now", "command_line", "run_manifest", "check_resume",
+    "version_changes", "check_run_dir",
 ]
 
 MANIFEST_NAME = "manifest.json"
@@ -140,3 +146,117 @@ def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> Path:
 
 def command_line(argv: list[str] | None = None) -> list[str]:
     return list(argv if argv is not None else sys.argv)
+
+
+def run_manifest(plan: RunPlan) -> dict[str, Any]:
+    """The manifest of a run starting now: everything about ``plan`` (status ``running``)."""
+    from ragsift.version import __version__
+
+    opts, config = plan.options, plan.config
+    (_, config_bytes), *included = config.files
+    models = {label: describe_models(list(model_specs(c.config()))) for label, c in plan.compressors.items()}
+    tokenizers = sorted({m.params.tokenizer for m in plan.metrics if hasattr(m.params, "tokenizer")})
+    shard = None if plan.shard is None else {**plan.shard.to_dict(), "examples": plan.run_examples()}
+    return {
+        "ragsift_version": __version__,
+        "git": git_state(),
+        "created_at": now(),
+        "status": "running",
+        "command_line": command_line(opts.argv),
+        "config": {"path": str(config.source), "sha256": sha256_bytes(config_bytes),
+                   "text": config_bytes.decode("utf-8", errors="replace"),
+                   "includes": [{"path": str(p), "sha256": sha256_bytes(b), "text": b.decode("utf-8", errors="replace")}
+                                for p, b in included],
+                   "resolved": config.table(),
+                   "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in plan.compressors.items()}},
+        "input": {"path": str(plan.data), "sha256": sha256_file(plan.data), "format": plan.format,
+                  "examples": len(plan.examples)},
+        "run": {"limit": plan.limit, "no_reader": opts.no_reader, "evaluation": plan.settings.model_dump(mode="json"),
+                "shard": shard, "engine": opts.engine},
+        "reader": None if plan.reader is None else {"name": plan.reader.registered_name, **plan.reader.describe()},
+        "metrics": [{"name": m.registered_name, **m.config()} for m in plan.metrics],
+        "models": {"compressors": models, "tokenizers": describe_models(tokenizers)},
+        "packages": package_versions(),
+        "device": device_info(),
+    }
+
+
+def _short(digest: object) -> str:
+    return f"{digest[:12]}..." if isinstance(digest, str) else repr(digest)
+
+
+def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) -> None:
+    """Refuse to resume when the config, the input file or ``--no-reader`` changed."""
+    checks = [
+        (old.get("config", {}).get("sha256"), new["config"]["sha256"], "the config file changed", new["config"]["path"]),
+        (old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed", new["input"]["path"]),
+        (old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs", None),
+        (old.get("run", {}).get("shard"), new["run"]["shard"], "--shard differs", None),
+    ]
+    included_before = {i["path"]: i["sha256"] for i in old.get("config", {}).get("includes", [])}
+    for item in new["config"]["includes"]:
+        checks.append((included_before.pop(item["path"], None), item["sha256"], "a file the config includes changed",
+                       item["path"]))
+    checks.extend((sha, None, "the config no longer includes a file it included", path)
+                  for path, sha in included_before.items())
+    for before, now_, why, path in checks:
+        if before != now_:
+            shown = f"{path}: sha256 {_short(before)} -> {_short(now_)}" if path else f"run: {before!r}, now: {now_!r}"
+            raise ConfigError(
+                f"{run_dir}: cannot resume: {why} ({shown}). Resume with the same "
+                "config, data and flags, or start a new run in another --out directory."
+            )
+
+
+def _model_hashes(manifest: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Model spec -> its file hashes (or its resolution error), over compressors and tokenizers."""
+    models = manifest.get("models") or {}
+    described = [d for ds in (models.get("compressors") or {}).values() for d in ds] + list(models.get("tokenizers") or [])
+    out: dict[str, dict[str, Any]] = {}
+    for d in described:
+        if isinstance(d, Mapping) and "spec" in d:
+            out[str(d["spec"])] = dict(d.get("sha256") or {}) if "error" not in d else {"(error)": d["error"]}
+    return out
+
+
+def version_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What changed since ``old`` was written that mixes two versions into one run: ragsift's
+    version and the files of every model the run uses (named, with shortened hashes)."""
+    changes = []
+    if old.get("ragsift_version") != new.get("ragsift_version"):
+        changes.append(f"ragsift {old.get('ragsift_version')} -> {new.get('ragsift_version')}")
+    before, now_ = _model_hashes(old), _model_hashes(new)
+    for spec in sorted(set(before) & set(now_)):
+        files_before, files_now = before[spec], now_[spec]
+        for name in sorted(set(files_before) | set(files_now)):
+            a, b = files_before.get(name), files_now.get(name)
+            if a == b:
+                continue
+            if a is None:
+                changes.append(f"model '{spec}': file {name} is new")
+            elif b is None:
+                changes.append(f"model '{spec}': file {name} is gone")
+            else:
+                changes.append(f"model '{spec}': file {name} changed (sha256 {_short(a)} -> {_short(b)})")
+    return changes
+
+
+def check_run_dir(run_dir: Path, resume: bool, *, resumable: bool = True) -> dict[str, Any] | None:
+    """The manifest of the run in ``run_dir`` to resume (None: a new run). A run directory is
+    either new or empty, or a ragsift run that ``--resume`` continues (``resumable=False``: a
+    command without ``--resume``, such as ``merge``, which never suggests it)."""
+    if run_dir.exists() and not run_dir.is_dir():
+        raise OutputError(f"--out {run_dir} is a file; give a folder (new or empty) for the run.")
+    try:
+        old = read_manifest(run_dir)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(run_dir / MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
+    if old is not None:
+        if not resume:
+            hint = "pass --resume to finish it, or choose" if resumable else "choose"
+            raise ConfigError(f"{run_dir} already holds a run ({MANIFEST_NAME}); {hint} another --out directory.")
+        return old
+    if run_dir.is_dir() and any(not p.name.startswith(MANIFEST_NAME + ".tmp") for p in run_dir.iterdir()):
+        raise OutputError(f"--out {run_dir} is not empty and holds no ragsift run (no {MANIFEST_NAME}); a run is "
+                          "written only into a new or empty folder. Choose another --out directory.")
+    return None

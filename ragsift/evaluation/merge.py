@@ -4,26 +4,31 @@ Before anything is written, the shards are checked: each is a finished shard run
 from the same config file, input file, limit, ``--no-reader``, ragsift version, git commit and
 model files (SHA-256 in their manifests) and use the same N; their shard numbers are 0..N-1, each
 once; and their records cover every example of the whole run exactly once per compressor (the
-run is planned again from the config and the input file, as ``ragsift evaluate`` plans it).
+run is planned again from the recorded config and the input file, as ``ragsift evaluate`` plans it).
 Anything else is refused, naming the run directories. The merged directory is a run directory
 like any other: predictions in example order, summary, paired tests and report computed by the
-same code as an unsharded run (:func:`ragsift.evaluation.runner.summarise`).
+same code as an unsharded run (:func:`ragsift.evaluation.run_summary.summarise`). The run is
+planned from the config the shards' manifests record (include-resolved): no config file is read
+again, so an included file edited since the shards ran changes nothing.
 """
 
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsift.config import RunConfig
 from ragsift.errors import ConfigError, DataFormatError, OutputError
 from ragsift.evaluation import manifest as mf
 from ragsift.evaluation.html_report import write_report
-from ragsift.evaluation.plan import RunPlan
+from ragsift.evaluation.manifest import check_run_dir, version_changes
+from ragsift.evaluation.plan import RunOptions, RunPlan, plan_run
 from ragsift.evaluation.predictions import prediction_paths, read_predictions, record_line
 from ragsift.evaluation.report import format_table
-from ragsift.evaluation.runner import RunOptions, check_run_dir, plan_run, summarise, version_changes
+from ragsift.evaluation.run_summary import summarise
 from ragsift.output_files import describe_os_error
 
 __all__ = ["merge_runs"]
@@ -95,23 +100,19 @@ def _check_cover(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> None:
                           f"{', '.join(str(d) for d in owners.values())}); give the run directory of every shard.")
 
 
-def _config_file(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> Path:
-    """The config the shards ran: the copy in the first shard's directory, checked by its hash."""
-    run_dir, manifest = shards[0]
-    copy = run_dir / "config.toml"
-    want = manifest.get("config", {}).get("sha256")
-    includes = manifest.get("config", {}).get("includes") or []
-    if includes:  # the copy's include paths are relative to the original file: read that one
-        original = Path(manifest["config"]["path"])
-        changed = [str(p) for p, sha in [(original, want), *((Path(i["path"]), i["sha256"]) for i in includes)]
-                   if not p.is_file() or mf.sha256_file(p) != sha]
-        if changed:
-            raise ConfigError(f"cannot merge: the config the shards ran includes other files, and {', '.join(changed)} "
-                              "is missing or changed since the shards ran (sha256 in their manifest).")
-        return original
-    if not copy.is_file() or mf.sha256_file(copy) != want:
-        raise ConfigError(f"{copy}: missing or changed since the shard ran (the manifest records sha256 {_short(want)}).")
-    return copy
+def _config(manifest: Mapping[str, Any]) -> RunConfig:
+    """The config the shards ran, as their manifest records it: the include-resolved table (and
+    the config file's text, which the merged run directory keeps as config.toml); no file is read."""
+    recorded = manifest.get("config") or {}
+    text = str(recorded.get("text", ""))
+    table = recorded.get("resolved")
+    if table is None:  # a manifest written before the resolved config was recorded
+        if recorded.get("includes"):
+            raise ConfigError(f"cannot merge: the shards' manifests predate ragsift recording the resolved config, and "
+                              f"their config {recorded.get('path')} includes other files; rerun the shards.")
+        table = tomllib.loads(text)
+    source = str(recorded.get("path", ""))
+    return RunConfig.from_table(table, source, [(Path(source), text.encode("utf-8"))])
 
 
 def _records(plan: RunPlan, shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -156,9 +157,9 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
     _check_same(shards)
     _check_cover(shards)
     first = shards[0][1]
-    plan = plan_run(RunOptions(config=_config_file(shards), out=out, data=first["input"]["path"],
+    plan = plan_run(RunOptions(config=_config(first), out=out, data=first["input"]["path"],
                                format=first["input"].get("format"), limit=first["run"].get("limit"),
-                               no_reader=bool(first["run"].get("no_reader"))))
+                               no_reader=bool(first["run"].get("no_reader")), parquet=parquet, argv=argv))
     if mf.sha256_file(plan.data) != first["input"]["sha256"]:
         raise ConfigError(f"cannot merge: the input file {plan.data} changed since the shards ran (sha256 "
                           f"{_short(first['input']['sha256'])} -> {_short(mf.sha256_file(plan.data))}).")
@@ -180,7 +181,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
     try:
         out.mkdir(parents=True, exist_ok=True)
         mf.write_manifest(out, manifest)
-        (out / "config.toml").write_bytes(plan.config_bytes)
+        (out / "config.toml").write_bytes(plan.config.files[0][1])
         for label, recs in records.items():
             paths[label].parent.mkdir(parents=True, exist_ok=True)
             tmp = paths[label].with_name(paths[label].name + ".tmp")
@@ -190,7 +191,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
             tmp.replace(paths[label])
     except OSError as exc:
         raise OutputError(describe_os_error(exc)) from None
-    summary = summarise(plan, out, records, config_path=first["config"]["path"], parquet=parquet)
+    summary = summarise(plan, out, records)
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
                     families=plan.families)
     mf.write_manifest(out, manifest)

@@ -1,17 +1,22 @@
-"""What a run is made of, shared by every engine and by ``ragsift merge``: the plan (plugins,
-data, labels, limits, shard), the plugins built from a config (:func:`build_plugins`: the local
-engine and each Ray actor build them alike), and the predictions record of one example
-(:func:`make_record`)."""
+"""What a run is made of, shared by every engine, the manifest, the summary and ``ragsift merge``:
+the plan (:class:`RunPlan`: the include-resolved config, the command line's options, the plugins
+built from the config, data, labels, limits, shard), made by :func:`plan_run`; the plugins built
+from a config (:func:`build_plugins`: the local engine and each Ray actor build them alike, from
+the plan's config); the predictions record of one example (:func:`make_record`); and the
+:class:`Engine` interface every engine implements."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ragsift.config import RunConfig
+from ragsift.config import RunConfig, load_config
+from ragsift.datasets import DataSource
+from ragsift.errors import ConfigError
 from ragsift.evaluation import sweep as sw
+from ragsift.evaluation.predictions import prediction_paths
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.shards import Shard, select_shard
 from ragsift.metrics.base import Metric, MetricInput
@@ -19,15 +24,41 @@ from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.registry import build_plugin
 from ragsift.types import Example
 
-__all__ = ["RunPlan", "build_metrics", "build_plugins", "make_record"]
+__all__ = ["RunOptions", "RunPlan", "Engine", "plan_run", "build_metrics", "build_plugins", "make_record"]
+
+
+@dataclass
+class RunOptions:
+    """What the command line adds to a config."""
+
+    #: a config file (path or name in configs/), or a config already read (``ragsift merge``)
+    config: str | Path | RunConfig
+    out: Path
+    data: str | Path | None = None
+    format: str | None = None
+    limit: int | None = None
+    resume: bool = False
+    #: with ``resume``: continue although ragsift's version or a model file changed
+    allow_mixed: bool = False
+    no_reader: bool = False
+    argv: list[str] | None = None
+    progress: bool = True
+    echo: Callable[[str], None] = field(default=print)
+    #: ``--shard i/N``: only the examples at positions p with p % N == i (:mod:`ragsift.evaluation.shards`)
+    shard: Shard | None = None
+    #: also write predictions and per-sentence scores as Parquet (``[evaluation] parquet`` too)
+    parquet: bool = False
+    #: ``local`` (this process) or ``ray`` (:mod:`ragsift.evaluation.ray_engine`)
+    engine: str = "local"
 
 
 @dataclass
 class RunPlan:
-    """A run resolved and checked before anything is written: plugins, data, labels, limits."""
+    """A run resolved and checked before anything is written: the config (include-resolved, read
+    once, with the bytes of every file it read), the options, plugins, data, labels and limits."""
 
+    options: RunOptions
     config: RunConfig
-    config_bytes: bytes
     settings: EvaluationSettings
     compressors: dict[str, Any]
     families: dict[str, str]
@@ -44,11 +75,67 @@ class RunPlan:
     subsets: dict[str, list[Example]]
     #: example id -> its position in ``examples`` (``reader_limit`` counts positions)
     positions: dict[str, int]
-    shard: Shard | None = None
+
+    @property
+    def shard(self) -> Shard | None:
+        return self.options.shard
+
+    @property
+    def no_reader(self) -> bool:
+        return self.reader is None
 
     def run_examples(self) -> int:
         """How many examples this run evaluates (a shard: its share of ``examples``)."""
         return len(self.examples) if self.shard is None else len(select_shard(self.examples, self.shard))
+
+    def prediction_paths(self, run_dir: Path) -> dict[str, Path]:
+        """label -> its predictions file in ``run_dir``."""
+        return prediction_paths(run_dir, self.labels, self.config.source)
+
+
+class Engine(Protocol):
+    """How a run's examples are compressed, read and recorded (``--engine``): the local engine
+    (:mod:`ragsift.evaluation.local_engine`) or Ray (:mod:`ragsift.evaluation.ray_engine`)."""
+
+    def check(self, plan: RunPlan) -> None:
+        """Refuse the plan before anything is written (a missing package, say)."""
+
+    def run(self, plan: RunPlan, run_dir: Path, paths: Mapping[str, Path]) -> dict[str, Any]:
+        """Write the records of every example of ``plan`` not yet in ``paths``; returns what the
+        manifest records about the run's caches and the engine."""
+        ...
+
+
+def _load_examples(source: DataSource, limit: int | None) -> list[Example]:
+    path = source.path
+    examples = list(source.load(limit))
+    seen: set[str] = set()
+    for ex in examples:
+        if ex.id in seen:
+            raise ConfigError(f"{path}: example id '{ex.id}' occurs twice; evaluation (and --resume) needs unique ids.")
+        seen.add(ex.id)
+    if not examples:
+        raise ConfigError(f"{path}: no examples to evaluate.")
+    return examples
+
+
+def plan_run(opts: RunOptions) -> RunPlan:
+    """Read the config once, build every plugin, read the data and check the settings, writing nothing."""
+    config = opts.config if isinstance(opts.config, RunConfig) else load_config(opts.config)
+    settings, compressors, families, reader, metrics = build_plugins(config, opts.no_reader)
+    limits_by_label = sw.limits_by_label(settings.limits, families)
+    labels = list(compressors)
+    baseline = settings.check_labels(labels, config.source, families=list(families.values()))
+    prediction_paths(Path(opts.out), labels, config.source)  # labels that would share a file are refused
+    limit = opts.limit if opts.limit is not None else settings.limit
+    source = config.data(opts.data, opts.format)  # the one rule: ragsift.datasets.resolve_data
+    examples = _load_examples(source, limit)
+    subsets = {label: examples[: limits_by_label.get(label, len(examples))] for label in labels}
+    if opts.shard is not None:
+        subsets = {label: select_shard(subset, opts.shard) for label, subset in subsets.items()}
+        opts.shard.check_not_empty(len(examples), source.path)
+    return RunPlan(opts, config, settings, compressors, families, labels, baseline, reader, metrics, limit,
+                   source.path, source.format, examples, subsets, {ex.id: i for i, ex in enumerate(examples)})
 
 
 def build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> list[Metric]:
@@ -72,7 +159,7 @@ def build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> lis
 def build_plugins(config: RunConfig, no_reader: bool) -> tuple[EvaluationSettings, dict[str, Any], dict[str, str], Any, list[Metric]]:
     """The ``[evaluation]`` settings, compressors (a sweep's grid points in place of the swept one),
     sweep families, reader (None with ``no_reader``) and metrics of a config: built, not loaded.
-    Every engine builds them with this one function (a Ray actor too, from the config's text)."""
+    Every engine builds them with this one function (a Ray actor too, from the plan's config)."""
     settings = EvaluationSettings.from_table(config.evaluation, config.source)
     compressors: dict[str, Any] = dict(config.build_compressors())
     # -- sweeps (issue 12): grid points replace the swept compressor --

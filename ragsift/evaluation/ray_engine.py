@@ -3,8 +3,8 @@
 The examples still to do (every compressor label x example not yet in its predictions file)
 become a Ray Dataset; two ``map_batches`` stages run over actor pools:
 
-1. **compress** (:class:`CompressStage`): each actor builds every compressor of the config once
-   (from the config's text: workers need no copy of the file) and compresses its rows, timed
+1. **compress** (:class:`CompressStage`): each actor builds every compressor of the plan's config
+   once (the include-resolved config itself travels: workers read no file) and compresses its rows, timed
    exactly as the local engine times them (``timed_compress``, warm-up runs first);
 2. **read** (:class:`ReadStage`): each actor builds the reader and the metrics once, reads the
    compressed contexts of its batch together (``timed_read``; only positions below
@@ -16,7 +16,7 @@ record as it arrives, through the same flushed JSONL writer, skipping an id it a
 a batch that Ray retries after a crashed actor is written once; a run that fails anyway keeps
 every finished example and ``--resume`` (with either engine) computes only the rest. The summary,
 tests, Parquet files and report are then made by the local engine's code
-(:func:`ragsift.evaluation.runner.summarise`). With ``cache = "run"`` (the default) actors share
+(:func:`ragsift.evaluation.run_summary.summarise`). With ``cache = "run"`` (the default) actors share
 RUN_DIR/cache, which on a cluster must be a shared file system (else use a shared folder or
 ``cache = "off"``).
 """
@@ -27,7 +27,6 @@ import contextlib
 import json
 import logging
 import sys
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from ragsift.evaluation.predictions import PredictionWriter, read_records, recor
 from ragsift.evaluation.settings import EvaluationSettings
 from ragsift.evaluation.timing import timed_compress, timed_read
 
-__all__ = ["check_ray", "evaluate_with_ray", "CompressStage", "ReadStage"]
+__all__ = ["RayEngine", "check_ray", "evaluate_with_ray", "CompressStage", "ReadStage"]
 
 
 def check_ray(settings: EvaluationSettings) -> None:
@@ -69,18 +68,18 @@ def _quiet(everything: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def _plugins(config_text: str, source: str, no_reader: bool) -> tuple[EvaluationSettings, dict[str, Any], dict[str, str], Any, list[Any]]:
+def _plugins(config: RunConfig, no_reader: bool) -> tuple[EvaluationSettings, dict[str, Any], dict[str, str], Any, list[Any]]:
     _quiet()
-    return build_plugins(RunConfig(**tomllib.loads(config_text), source=source), no_reader)
+    return build_plugins(config, no_reader)
 
 
 class CompressStage:
     """A compress actor: builds the config's compressors once; each row is (label, example)."""
 
-    def __init__(self, config_text: str, source: str, run_dir: str) -> None:
+    def __init__(self, config: RunConfig, run_dir: str) -> None:
         from ragsift.evaluation import sweep as sw
 
-        self.settings, self.compressors, families, _, _ = _plugins(config_text, source, no_reader=True)
+        self.settings, self.compressors, families, _, _ = _plugins(config, no_reader=True)
         _, self.caches = attach_caches(self.compressors, None, self.settings.cache, Path(run_dir),
                                        share=sw.sweep_shares(families))
         self.warm: set[str] = set()
@@ -108,8 +107,8 @@ class ReadStage:
     """A read actor: builds the reader (if any) and the metrics once, reads a batch together and
     returns each row's predictions record as JSON text."""
 
-    def __init__(self, config_text: str, source: str, run_dir: str, no_reader: bool) -> None:
-        self.settings, _, _, reader, self.metrics = _plugins(config_text, source, no_reader)
+    def __init__(self, config: RunConfig, run_dir: str, no_reader: bool) -> None:
+        self.settings, _, _, reader, self.metrics = _plugins(config, no_reader)
         self.reader, self.caches = attach_caches({}, reader, self.settings.cache, Path(run_dir))
         self.reader_limit = self.settings.reader_limit
         self.warm = False
@@ -170,6 +169,16 @@ def _start_ray(address: str | None, quiet: bool = False) -> bool:
     return True
 
 
+class RayEngine:
+    """``--engine ray``: the :class:`~ragsift.evaluation.plan.Engine` of a Ray Data pipeline."""
+
+    def check(self, plan: RunPlan) -> None:
+        check_ray(plan.settings)
+
+    def run(self, plan: RunPlan, run_dir: Path, paths: Mapping[str, Path]) -> dict[str, Any]:
+        return evaluate_with_ray(plan, run_dir, paths, plan.options.progress)
+
+
 def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], progress: bool) -> dict[str, Any]:
     """Compress, read and record every example of ``plan`` not yet in ``paths``; returns what the
     manifest records about the engine."""
@@ -192,19 +201,19 @@ def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], p
         if not progress:  # -q: no "Starting execution of Dataset ..." lines either
             context.print_on_execution_start = False
             context.enable_auto_log_stats = False
-        config_text = plan.config_bytes.decode("utf-8")
-        source, batch = str(plan.config.source), rs.batch_size or settings.batch_size
+        batch = rs.batch_size or settings.batch_size
+        config = RunConfig.from_table(plan.config.table(), plan.config.source)  # the resolved table, no file text
         # Ray Data's own defaults are -1 (restart and retry without end); only a finite choice is passed
         retry: dict[str, Any] = {k: v for k, v in (("max_restarts", rs.max_restarts),
                                                    ("max_task_retries", rs.max_task_retries)) if v != -1}
         dataset = ray.data.from_items(rows, override_num_blocks=min(len(rows), 64))
         compressed = dataset.map_batches(
-            CompressStage, fn_constructor_kwargs={"config_text": config_text, "source": source, "run_dir": str(run_dir)},
+            CompressStage, fn_constructor_kwargs={"config": config, "run_dir": str(run_dir)},
             batch_size=batch, compute=_pool(rs.pool("compress")), num_cpus=rs.compress_cpus, num_gpus=rs.compress_gpus,
             **retry)
         recorded = compressed.map_batches(
-            ReadStage, fn_constructor_kwargs={"config_text": config_text, "source": source, "run_dir": str(run_dir),
-                                              "no_reader": plan.reader is None},
+            ReadStage, fn_constructor_kwargs={"config": config, "run_dir": str(run_dir),
+                                              "no_reader": plan.no_reader},
             batch_size=batch, compute=_pool(rs.pool("read")), num_cpus=rs.read_cpus, num_gpus=rs.read_gpus, **retry)
         written = 0
         bar = tqdm(total=len(rows), desc="evaluate [ray]", unit="ex", disable=not progress, file=sys.stderr)

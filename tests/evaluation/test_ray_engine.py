@@ -152,6 +152,32 @@ def test_resume_after_a_failure_computes_only_the_missing_examples(ray_env: dict
     assert _summary(run) == _summary(root / "ray")
 
 
+def test_a_config_with_an_included_reader_and_compressor_runs_under_ray_as_locally(ray_env: dict[str, Path]) -> None:
+    """The plan carries the include-resolved config to the actors (before, they rebuilt it from the
+    top file's text, which skips ``include``: the config model refused the leftover key)."""
+    root = ray_env["root"] / "includes"
+    root.mkdir()
+    (root / "reader.toml").write_text('[reader]\nname = "counting"\n[evaluation]\nwarmup = 0\ncache = "off"\n'
+                                      'bootstrap_samples = 100\nmetrics = ["evidence", "exact-match", "empty"]\n'
+                                      '[evaluation.ray]\ncompress_cpus = 1\nread_cpus = 1\nbatch_size = 1\n')
+    (root / "bm25.toml").write_text('[compressor]\nname = "bm25"\n[compressor.selector]\nk = 2\n')
+    config = root / "run.toml"
+    config.write_text('include = ["reader.toml"]\n[compressors.none]\nname = "none"\n'
+                      '[compressors.bm25]\ninclude = "bm25.toml"\n')
+    _run(config, root / "local", "local", limit=2)
+    _run(config, root / "ray", "ray", limit=2)
+    for label in ("none", "bm25"):
+        local = read_records(root / "local" / "predictions" / f"{label}.jsonl")
+        remote = read_records(root / "ray" / "predictions" / f"{label}.jsonl")
+        assert len(local) == 2 and all(r["prediction"] is not None for r in local)  # the included reader read them
+        _assert_same(remote, local)
+    assert all(sum(s["kept"] for s in r["sentences"]) == 2
+               for r in read_records(root / "ray" / "predictions" / "bm25.jsonl"))  # the included k = 2
+    manifest = json.loads((root / "ray" / "manifest.json").read_text())
+    assert manifest["config"]["resolved"]["reader"] == {"name": "counting"}
+    assert manifest["config"]["resolved"]["compressors"]["bm25"] == {"name": "bm25", "selector": {"k": 2}}
+
+
 def test_ray_settings_are_checked(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text('[compressor]\nname = "bm25"\n[evaluation.ray]\ncompress_actors = [3, 1]\n')

@@ -1,0 +1,58 @@
+"""The summary of a run's records, written into its run directory (summary.json, summary.md and,
+when asked, Parquet): shared by every engine and by ``ragsift merge``, so that all of them
+summarise alike (:mod:`ragsift.evaluation.report` computes it)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragsift.evaluation.plan import RunPlan
+from ragsift.evaluation.predictions import prediction_paths, read_records
+from ragsift.evaluation.report import build_summary, format_markdown
+from ragsift.metrics.base import Metric, MetricOutput
+from ragsift.types import Example
+
+__all__ = ["summarise", "collect_records"]
+
+
+def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
+    out: dict[str, MetricOutput] = {}
+    for metric in metrics:
+        out.update(type(metric).outputs)
+    return out
+
+
+def collect_records(path: Path, examples: Sequence[Example]) -> list[dict[str, Any]]:
+    """The records of ``path`` for ``examples``, each id once, in the order of ``examples``
+    (whatever order they were written in: an engine may finish them out of order)."""
+    wanted = {ex.id for ex in examples}
+    by_id: dict[str, dict[str, Any]] = {}
+    for r in read_records(path, repair=False):
+        if r["id"] in wanted and r["id"] not in by_id:
+            by_id[r["id"]] = r
+    return [by_id[ex.id] for ex in examples if ex.id in by_id]
+
+
+def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """The summary of ``records`` (label -> records, in example order), written as summary.json
+    and summary.md (and the predictions as Parquet with ``--parquet`` or ``[evaluation] parquet``)."""
+    settings = plan.settings
+    summary = build_summary(records, _outputs(plan.metrics), baseline=plan.baseline, samples=settings.bootstrap_samples,
+                            confidence=settings.confidence, seed=settings.seed)
+    examples = plan.run_examples()
+    summary = {"run_dir": str(run_dir), "config": str(plan.config.source), "examples": examples, **summary}
+    for label, family in plan.families.items():  # a sweep's points: one line per family in the report
+        summary["compressors"][label]["family"] = family
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    title = f"ragsift evaluation: {Path(plan.config.source).name}"
+    (run_dir / "summary.md").write_text(format_markdown(summary, title), encoding="utf-8")
+    if plan.options.parquet or settings.parquet:
+        from ragsift.evaluation.columnar import write_parquet
+
+        paths = prediction_paths(run_dir, plan.labels)
+        for label, recs in records.items():
+            write_parquet(paths[label], recs)
+    return summary
