@@ -35,12 +35,8 @@ def load_compressor(name: str | os.PathLike[str], **overrides: Any) -> Compresso
     specs = config.compressor_specs()
     if len(specs) != 1:
         raise ConfigError(f"{config.source} holds {len(specs)} compressors ({', '.join(specs)}); name one of them.")
-    (spec,) = (dict(s) for s in specs.values())
-    for key, value in overrides.items():
-        old = spec.get(key)
-        old = {"name": old} if isinstance(old, str) else old
-        spec[key] = merge_spec(old, value) if isinstance(value, Mapping) and isinstance(old, Mapping) else value
-    return cast(Compressor, build_plugin("compressor", spec, config.source))
+    (spec,) = specs.values()
+    return cast(Compressor, build_plugin("compressor", merge_spec(spec, overrides, deep=True), config.source))
 
 
 def make_example(question: str, documents: Iterable[str | tuple[str, str] | Mapping[str, Any]],

@@ -27,7 +27,7 @@ from ragsift import config_files
 from ragsift.compressors.base import Compressor
 from ragsift.datasets import DataSource, resolve_data
 from ragsift.errors import ConfigError
-from ragsift.plugin import format_validation_error
+from ragsift.plugin import format_validation_error, merge_spec
 from ragsift.readers.base import Reader
 from ragsift.registry import build_plugin
 
@@ -155,16 +155,10 @@ def find_config(name_or_path: str | Path) -> Path:
 
 
 def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """``over`` merged over ``base``: tables key by key (recursively), any other value replaced;
-    a table naming another plugin than ``base``'s (``name`` differs) replaces it whole."""
-    out = dict(base)
-    for key, value in over.items():
-        old = out.get(key)
-        if isinstance(old, dict) and isinstance(value, dict) and old.get("name", value.get("name")) == value.get("name", old.get("name")):
-            out[key] = merge_tables(old, value)
-        else:
-            out[key] = value
-    return out
+    """``over`` merged over ``base`` by the one override rule (:func:`ragsift.plugin.merge_spec`,
+    deep): tables key by key, a stage given by name as ``{"name": ...}``, a table naming another
+    plugin than ``base``'s replaces it whole; any other value replaced."""
+    return merge_spec(base, over, deep=True)
 
 
 def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from ragsift.errors import ConfigError
 
 __all__ = [
-    "Params", "ModelParams", "CausalLMParams", "Plugin", "ModelPlugin", "CausalLMPlugin", "PluginSpec", "merge_spec",
+    "Params", "ModelParams", "CausalLMParams", "Plugin", "ModelPlugin", "CausalLMPlugin", "PluginSpec", "as_spec", "merge_spec",
     "format_validation_error", "accepts_bool", "reject_bool", "OptionalName",
 ]
 
@@ -93,12 +93,12 @@ class CausalLMParams(ModelParams):
 
 def _plugin_spec(value: Any) -> dict[str, Any]:
     if isinstance(value, str) and value:
-        return {"name": value}
+        return as_spec(value)
     if isinstance(value, Mapping):
         name = value.get("name")
         if name is not None and (not isinstance(name, str) or not name):
             raise ValueError(f"'name' must be the name of a registered plugin; got {name!r}")
-        return dict(value)
+        return as_spec(value)
     raise ValueError("must be a plugin name or a table with 'name' and the plugin's params")
 
 
@@ -107,14 +107,36 @@ def _plugin_spec(value: Any) -> dict[str, Any]:
 PluginSpec = Annotated[dict[str, Any], BeforeValidator(_plugin_spec)]
 
 
-def merge_spec(default: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The one rule for a plugin spec over a default spec: no override -> the default; an override
-    without ``name`` or with the default's name -> the default's params updated by it; an override
-    naming another plugin -> the override alone."""
-    default, override = dict(default or {}), dict(override or {})
-    if override.get("name") in (None, default.get("name")):
+def as_spec(value: Mapping[str, Any] | str | None) -> dict[str, Any]:
+    """A plugin spec as a table: a plugin given by name (``"top-k"``) is ``{"name": "top-k"}``, a
+    table is copied, None is ``{}``."""
+    if value is None:
+        return {}
+    return {"name": value} if isinstance(value, str) else dict(value)
+
+
+def merge_spec(default: Mapping[str, Any] | str | None, override: Mapping[str, Any] | str | None, *,
+               deep: bool = False) -> dict[str, Any]:
+    """The one rule for a spec laid over another (a plugin's default stage spec, an included
+    config table, a sweep point, a keyword override): each side given by name is ``{"name": ...}``
+    first (:func:`as_spec`); an override without ``name`` or with the default's name -> the
+    default's params updated by it; an override naming another plugin -> the override alone.
+    ``deep``: a table (or a plugin given by name) inside both is merged by this same rule, key by
+    key; any other value is replaced."""
+    default, override = as_spec(default), as_spec(override)
+    if override.get("name") not in (None, default.get("name")):
+        return override
+    if not deep:
         return {**default, **override}
-    return override
+    out = default
+    for key, value in override.items():
+        old = out.get(key)
+        both_specs = isinstance(old, (Mapping, str)) and isinstance(value, (Mapping, str))
+        if both_specs and (isinstance(old, Mapping) or isinstance(value, Mapping)):
+            out[key] = merge_spec(old, value, deep=True)
+        else:
+            out[key] = value
+    return out
 
 
 def _loc(loc: tuple[Any, ...]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 
 from ragsift.compressors.pipeline import PipelineCompressor
 from ragsift.errors import ConfigError
+from ragsift.plugin import merge_spec
 from ragsift.registry import build_plugin
 
 __all__ = ["SWEPT_STAGES", "Sweep", "expand_sweeps", "point_label", "limits_by_label", "sweep_shares"]
@@ -80,9 +81,11 @@ def _grid(label: str, table: Any, owner: str, swept: tuple[str, ...] = SWEPT_STA
 
 
 def _spec(base: Mapping[str, Any], point: Mapping[tuple[str, str], Any]) -> dict[str, Any]:
-    spec = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in base.items()}
+    """The compressor spec of one grid point: its values laid over ``base`` by the one override
+    rule (:func:`ragsift.plugin.merge_spec`; a stage given by name keeps that plugin)."""
+    spec = dict(base)
     for (stage, param), value in point.items():
-        spec[stage] = {**(spec.get(stage) or {}), param: value}
+        spec[stage] = merge_spec(spec.get(stage), {param: value})
     return spec
 
 

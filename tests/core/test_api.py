@@ -58,3 +58,11 @@ def test_the_lazy_names_are_in_dir():
 
     assert {"load_compressor", "load_config", "make_example", "check_plugin"} <= set(dir(ragsift))
     assert set(ragsift.__all__) <= set(dir(ragsift))
+
+
+def test_load_compressor_overrides_a_stage_the_config_gives_by_name(tmp_path):
+    config = tmp_path / "named.toml"
+    config.write_text('[compressor]\nname = "bm25"\nselector = "top-k"\n')
+    compressor = ragsift.load_compressor(str(config), selector={"k": 2})
+    assert (compressor.config()["selector"]["name"], compressor.config()["selector"]["k"]) == ("top-k", 2)
+    assert ragsift.load_compressor(str(config), selector="threshold").config()["selector"]["name"] == "threshold"

@@ -66,6 +66,17 @@ def test_a_table_naming_another_plugin_replaces_the_included_one(tmp_path):
     assert merge_tables({"a": {"name": "x", "k": 1}}, {"a": {"k": 2}}) == {"a": {"name": "x", "k": 2}}
 
 
+def test_a_stage_given_by_name_takes_the_params_laid_over_it(tmp_path):
+    """The one override rule: a plugin given by name is {"name": ...} before a table is merged over it."""
+    write(tmp_path, "base.toml", '[compressors.bm25]\nname = "bm25"\nselector = "top-k"\n')
+    main = write(tmp_path, "main.toml", 'include = "base.toml"\n[compressors.bm25.selector]\nk = 2\n')
+    config = load_config(main)
+    assert config.compressors["bm25"]["selector"] == {"name": "top-k", "k": 2}
+    assert config.build_compressors()["bm25"].config()["selector"]["k"] == 2
+    assert merge_tables({"s": {"name": "top-k", "k": 2}}, {"s": "top-k"}) == {"s": {"name": "top-k", "k": 2}}
+    assert merge_tables({"s": {"name": "top-k", "k": 2}}, {"s": "threshold"}) == {"s": {"name": "threshold"}}
+
+
 def test_nested_and_repeated_includes(tmp_path):
     write(tmp_path, "base.toml", '[evaluation]\nseed = 1\nwarmup = 0\n')
     write(tmp_path / "sub", "reader.toml", 'include = ["../base.toml"]\n' + READER.replace("seed = 3\n", ""))

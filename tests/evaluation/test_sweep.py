@@ -217,3 +217,25 @@ def test_config_validate_reports_a_bad_sweep(tmp_path: Path) -> None:
                     "[evaluation.sweep.bm25.selector]\nk = [1, 3]\n")
     problems = config_problems(load_config(path))
     assert len(problems) == 1 and "bm26 not compressor" in problems[0], problems  # a family's limit is fine
+
+
+def test_a_sweep_over_a_stage_given_by_name(tmp_path: Path) -> None:
+    """``selector = "top-k"`` (a plugin given by name) is {"name": "top-k"} before a point's values
+    are laid over it (the one override rule); before, a sweep over it crashed with a TypeError."""
+    from ragsift.config import load_config
+    from ragsift.evaluation.settings import EvaluationSettings
+    from ragsift.evaluation.sweep import expand_sweeps
+
+    path = tmp_path / "named.toml"
+    path.write_text('[compressors.bm25]\nname = "pipeline"\nsplitter = "sentencizer"\nscorer = "bm25"\n'
+                    'selector = "top-k"\nassembler = "original-order"\n'
+                    "[evaluation.sweep.bm25.selector]\nk = [1, 2]\n")
+    config = load_config(path)
+    settings = EvaluationSettings.from_table(config.evaluation, config.source)
+    compressors, families = expand_sweeps(config.compressor_specs(), config.build_compressors(), settings.sweep,
+                                          config.source)
+    assert list(compressors) == ["bm25@k=1", "bm25@k=2"] and set(families.values()) == {"bm25"}
+    assert [(c.config()["selector"]["name"], c.config()["selector"]["k"]) for c in compressors.values()] == [
+        ("top-k", 1), ("top-k", 2)]
+    (example,) = load_examples(HOTPOT, limit=1)
+    assert [len(c.compress(example).kept) for c in compressors.values()] == [1, 2]
