@@ -1,7 +1,8 @@
 """A small content-addressed store of JSON values: one file per key, written atomically.
 
 Used by the score cache (:mod:`ragsift.scorers.caching`) and the reader answer cache
-(:mod:`ragsift.readers.caching`). A key is the SHA-256 of a canonical JSON of everything that
+(:mod:`ragsift.readers.caching`); :class:`JsonlStore` keeps the same values as the lines of one
+file (a labeler's reader cache, shipped beside its records). A key is the SHA-256 of a canonical JSON of everything that
 determines the value (:func:`digest`), so a changed input is simply another key: nothing is ever
 invalidated in place, and stale entries are never read.
 
@@ -36,7 +37,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonStore", "digest", "model_identity", "value_checksum"]
+from ragsift.errors import ConfigError
+
+__all__ = ["JsonStore", "JsonlStore", "digest", "model_identity", "value_checksum"]
 
 log = logging.getLogger(__name__)
 #: the entry fields that are not part of the value its checksum covers
@@ -151,11 +154,27 @@ def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     every single weight file it names (``readout``) and of ragsift's own model files those models
     are (a learned-fusion ``fusion.json``), so a retrained file is another key. A model known by
     the hashes of its files is keyed without its local path: the same files installed in another
-    checkout's environment give the same key (the shared cache is shared)."""
+    checkout's environment give the same key (the shared cache is shared); a ``split:`` model by
+    its pin (:func:`_pinned`)."""
     specs = list(dict.fromkeys(_model_specs(config)))
-    models = [_without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in specs]
+    models = [_pinned(spec) or _without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in specs]
     files = dict.fromkeys([*_file_specs(config), *(f for spec in specs for f in _own_model_files(spec))])
     return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in files]
+
+
+def _pinned(spec: str) -> dict[str, Any] | None:
+    """A ``split:`` model's identity from its pin, as :func:`ragsift.models.describe_model` gives
+    it once assembled, without assembling it: the same key with or without its packages (a shipped
+    cache is reused on a machine that has only the cache)."""
+    if not spec.startswith("split:"):
+        return None
+    from ragsift.split_models import find_split_model
+
+    try:
+        split = find_split_model(spec[len("split:") :])
+    except ConfigError:
+        return None
+    return {"spec": spec, "kind": "gguf", "sha256": {split.filename: split.sha256}, "packages": split.requirements()}
 
 
 def _without_path(described: dict[str, Any]) -> dict[str, Any]:
@@ -221,3 +240,65 @@ class JsonStore:
         if self.folder is None:
             return len(self._memory)
         return sum(1 for _ in self.folder.glob("??/*.json"))
+
+
+class JsonlStore:
+    """``key -> JSON object`` as the lines of one JSONL file (``path=None``: memory only): each
+    value is appended, flushed and synced as it is stored, so a killed writer loses at most the
+    line it was writing; that cut-short last line is dropped when the file is opened again. A
+    broken line elsewhere is an error naming the file and line (nothing is discarded). Each line
+    carries its value's ``checksum`` as :class:`JsonStore`'s entries do: a well-formed but altered
+    line is a miss (named in a warning; the value is computed again and appended, and the later
+    line wins when the file is read again); a line without one (written before checksums) is read
+    as before."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = None if path is None else Path(path).expanduser()
+        self._memory: dict[str, dict[str, Any]] = {}
+        if self.path is not None and self.path.is_file():
+            self._load(self.path)
+
+    def _load(self, path: Path) -> None:
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):  # a write cut short by a kill: appends start on a fresh line
+            data = data[: data.rfind(b"\n") + 1]
+            with path.open("r+b") as fh:
+                fh.truncate(len(data))
+        for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                raise ConfigError(f"{path}:{number}: not a JSON line of a cache; delete the file or fix the line.") from None
+            if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+                raise ConfigError(f"{path}:{number}: a cache line is a JSON object with a 'key'.")
+            checksum = record.pop("checksum", None)
+            if checksum is not None and checksum != value_checksum(record):
+                log.warning("%s:%d: this cache line does not match its checksum (edited or corrupted); it is ignored "
+                            "and computed again.", path, number)
+                continue
+            self._memory[record["key"]] = record
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._memory.get(key)
+
+    def put(self, key: str, value: Mapping[str, Any]) -> None:
+        """Store ``value`` (a JSON object) as the line ``{"key": key, **value, "checksum": ...}``."""
+        record = {"key": key, **{k: v for k, v in value.items() if k not in _ENTRY_FIELDS}}
+        self._memory[key] = record
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps({**record, "checksum": value_checksum(record)}, ensure_ascii=False) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:  # a full disk: the error names this file, not whatever the caller writes
+            if not exc.filename:
+                exc.filename = str(self.path)
+            raise
+
+    def __len__(self) -> int:
+        return len(self._memory)

@@ -22,8 +22,10 @@ Documented assumptions (the paper does not pin them down):
 - Candidates: every sentence of every document (``candidates = "all"``) or of the supporting
   documents only; ``max_sentences`` keeps a seeded random sample per question to cap the cost.
 
-Reader calls go through :class:`~ragsift.labelers.reader_cache.CachedReader`: with ``cache``
-set they are stored on disk as they are made, so an interrupted run resumes where it stopped.
+Reader calls go through ragsift's reader answer cache (:class:`~ragsift.readers.caching.CachingReader`,
+keyed by the reader's config and its model files' hashes, as the evaluation's): with ``cache`` set
+they are appended to that JSONL file as they are made (:class:`~ragsift.disk_cache.JsonlStore`), so
+an interrupted run resumes where it stopped and a retrained model under the same path is asked again.
 :meth:`EvidentialityLabeler.report` gives counts, reader calls, cache hits, time and tokens.
 """
 
@@ -37,11 +39,12 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ragsift.disk_cache import JsonlStore
 from ragsift.labelers.base import Labeler, SentenceLabel
 from ragsift.labelers.paragraph_sentences import supporting_documents
-from ragsift.labelers.reader_cache import CachedReader
 from ragsift.metrics.normalize import best_over_gold, contains_answer, exact_match
 from ragsift.plugin import Params
+from ragsift.readers.caching import CachingReader
 from ragsift.registry import build_plugin
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.types import Example, Sentence
@@ -79,7 +82,8 @@ class EvidentialityLabeler(Labeler):
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
-        self._reader: CachedReader | None = None
+        self._reader: CachingReader | None = None
+        self._stats = {"reader_calls": 0, "cache_hits": 0, "reader_seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
         self._assembler = build_plugin("assembler", {"name": "original-order", "title": self.params.titles},
                                        "EvidentialityLabeler")
         self._counts = {"questions": 0, "closed_book_correct": 0, "no_strong_evidence": 0, "labelled_questions": 0,
@@ -87,11 +91,24 @@ class EvidentialityLabeler(Labeler):
         self._seconds = 0.0
 
     @property
-    def reader(self) -> CachedReader:
+    def reader(self) -> CachingReader:
         if self._reader is None:
             reader = build_plugin("reader", self.params.reader, "EvidentialityLabeler reader")
-            self._reader = CachedReader(reader, self.params.cache, self.params.batch_size)
+            self._reader = CachingReader(reader, JsonlStore(self.params.cache), self.params.batch_size)
         return self._reader
+
+    def _answers(self, questions: list[str], contexts: list[str]) -> list[str]:
+        """The reader's answer to each (question, context), asking only the uncached ones."""
+        answers = self.reader.answer_many(questions, contexts)
+        for answer in answers:
+            if getattr(answer, "cached", False):
+                self._stats["cache_hits"] += 1
+                continue
+            self._stats["reader_calls"] += 1
+            self._stats["reader_seconds"] += answer.seconds
+            self._stats["prompt_tokens"] += answer.prompt_tokens or 0
+            self._stats["completion_tokens"] += answer.completion_tokens or 0
+        return [a.text for a in answers]
 
     def _is_correct(self, prediction: str, answers: tuple[str, ...]) -> bool:
         if self.params.correct == "exact-match":
@@ -123,13 +140,13 @@ class EvidentialityLabeler(Labeler):
 
     def _label_one(self, example: Example, splitter: PresplitSplitter) -> Iterator[SentenceLabel]:
         self._counts["questions"] += 1
-        reader, q = self.reader, example.question
-        (closed,) = reader.answers([q], [""])
+        q = example.question
+        (closed,) = self._answers([q], [""])
         if self._is_correct(closed, example.answers):
             self._counts["closed_book_correct"] += 1
             return
         candidates = self._candidates(example, splitter.split_all(example.documents))
-        alone = reader.answers([q] * len(candidates), [self._context(example, [s]) for s in candidates])
+        alone = self._answers([q] * len(candidates), [self._context(example, [s]) for s in candidates])
         strong = [s for s, a in zip(candidates, alone, strict=True) if self._is_correct(a, example.answers)]
         if not strong:
             self._counts["no_strong_evidence"] += 1
@@ -137,7 +154,7 @@ class EvidentialityLabeler(Labeler):
         self._counts["labelled_questions"] += 1
         base = strong[0]
         others = [s for s in candidates if s not in strong]
-        with_base = reader.answers(
+        with_base = self._answers(
             [q] * len(others),
             [self._context(example, sorted([base, s], key=lambda x: (x.doc_index, x.index))) for s in others],
         )
@@ -151,5 +168,4 @@ class EvidentialityLabeler(Labeler):
             yield SentenceLabel(example.id, q, f"{doc.title}\n{doc.text}", s.text, kind == "strong", kind)
 
     def report(self) -> dict[str, Any]:
-        stats = self._reader.stats if self._reader is not None else {}
-        return {**self._counts, **stats, "labeling_seconds": round(self._seconds, 3)}
+        return {**self._counts, **self._stats, "labeling_seconds": round(self._seconds, 3)}

@@ -9,7 +9,8 @@ context for a question therefore share one reader call.
 A cached answer keeps the token counts and the reading seconds measured when it was produced
 (:class:`CachedAnswer`, ``cached=True``), so latency tables report what reading that prompt
 costs. Values live in a :class:`~ragsift.disk_cache.JsonStore` (one JSON file per answer, written
-atomically).
+atomically: the evaluation's caches) or a :class:`~ragsift.disk_cache.JsonlStore` (one JSONL file,
+appended: the evidentiality labeler's ``cache``). This is the one reader answer cache of ragsift.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ragsift.disk_cache import JsonStore, digest, model_identity
+from ragsift.disk_cache import JsonlStore, JsonStore, digest, model_identity
 from ragsift.readers.base import Reader, ReaderAnswer
 
 __all__ = ["CachingReader", "CachedAnswer"]
@@ -36,15 +37,17 @@ class CachedAnswer(ReaderAnswer):
 
 class CachingReader(Reader):
     """Any reader, answering each distinct prompt once; behaves as the reader it wraps (same name,
-    params, config and description)."""
+    params, config and description). ``batch_size``: the uncached prompts go to the reader this
+    many at a time, each batch stored as soon as it is answered (None: all at once)."""
 
-    def __init__(self, reader: Reader, store: JsonStore) -> None:
+    def __init__(self, reader: Reader, store: JsonStore | JsonlStore, batch_size: int | None = None) -> None:
         # no Reader.__init__: the params and prompt are the wrapped reader's
         self.inner = reader
         self.params = reader.params
         self.prompt = reader.prompt
         self.registered_name = reader.registered_name
         self.store = store
+        self.batch_size = batch_size
         self.stats = {"hits": 0, "misses": 0}
         self._identity: dict[str, Any] | None = None
         self._store_new = True
@@ -101,9 +104,11 @@ class CachingReader(Reader):
         self.stats["hits"] += len(keys) - len(missing)
         self.stats["misses"] += len(missing)
         fresh: dict[str, ReaderAnswer] = {}
-        if missing:
-            got = self.inner.answer_many([questions[i] for i in missing], [contexts[i] for i in missing])
-            for i, answer in zip(missing, got, strict=True):
+        step = self.batch_size or max(len(missing), 1)
+        for start in range(0, len(missing), step):
+            batch = missing[start : start + step]
+            got = self.inner.answer_many([questions[i] for i in batch], [contexts[i] for i in batch])
+            for i, answer in zip(batch, got, strict=True):
                 fresh[keys[i]] = answer
                 if self._store_new:
                     self.store.put(keys[i], {"text": answer.text, "prompt_tokens": answer.prompt_tokens,

@@ -38,10 +38,18 @@ class ScriptedReader(Reader):
         return out
 
 
+class ModelScriptedReader(ScriptedReader):
+    """The scripted reader with a ``model`` param (a local file)."""
+
+    class Params(ScriptedReader.Params):
+        model: str
+
+
 class _Plugin:
     @hookimpl
     def register_readers(self, register):
         register("scripted", ScriptedReader)
+        register("scripted-model", ModelScriptedReader)
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +72,7 @@ def _example(qid: str = "q1", question: str = "Where is the Louvre?") -> Example
 def _labeler(tmp_path=None, **params):
     cache = None if tmp_path is None else str(tmp_path / "cache.jsonl")
     return get_registry().create("labeler", "evidentiality", {"reader": {"name": "scripted"}, "cache": cache, **params})
+
 
 
 def test_strong_weak_distractor():
@@ -110,6 +119,21 @@ def test_cache_resumes_an_interrupted_run(tmp_path):
     again = _labeler(tmp_path)
     assert [r.to_record() for r in again.label(examples)] == fresh and CALLS == []
     assert again.report()["reader_calls"] == 0
+
+
+def test_a_model_retrained_under_the_same_path_is_asked_again(tmp_path):
+    """The labeler's cache is the evaluation's reader cache, keyed with the model files' hashes
+    (before, its key was the reader's name and config only)."""
+    model = tmp_path / "reader.gguf"
+    model.write_bytes(b"GGUF weights, version 1")
+    reader = {"name": "scripted-model", "model": str(model)}
+    first = [r.to_record() for r in _labeler(tmp_path, reader=reader).label([_example()])]
+    assert len(CALLS) == 8
+    CALLS.clear()
+    assert [r.to_record() for r in _labeler(tmp_path, reader=reader).label([_example()])] == first and CALLS == []
+    model.write_bytes(b"GGUF weights, version 2 (retrained)")
+    assert [r.to_record() for r in _labeler(tmp_path, reader=reader).label([_example()])] == first
+    assert len(CALLS) == 8  # every answer asked again of the new model
 
 
 def test_cache_with_a_broken_line_in_the_middle_is_an_error(tmp_path):

@@ -3,10 +3,12 @@ context is another prompt."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from ragsift.disk_cache import JsonStore
+from ragsift.disk_cache import JsonlStore, JsonStore
 from ragsift.readers.base import Reader, ReaderAnswer
 from ragsift.readers.caching import CachedAnswer, CachingReader
 
@@ -23,7 +25,7 @@ class EchoReader(Reader):
         return [ReaderAnswer(c.split()[0], len(c.split()), 1, 0.25) for c in contexts]
 
 
-def _reader(store: JsonStore, **params: object) -> CachingReader:
+def _reader(store: JsonStore | JsonlStore, **params: object) -> CachingReader:
     inner = EchoReader(**params)
     inner.registered_name = "echo"
     return CachingReader(inner, store)
@@ -64,3 +66,44 @@ def test_the_wrapper_keeps_the_readers_secrets_for_redaction() -> None:
 
     inner = Secretive()
     assert CachingReader(inner, JsonStore(None)).secrets() == ["sk-123"]
+
+
+class ModelEchoReader(EchoReader):
+    """An echo reader whose config names a local model file."""
+
+    class Params(EchoReader.Params):  # type: ignore[name-defined,misc]
+        model: str
+
+
+def test_the_key_changes_when_a_local_model_file_changes(tmp_path: Path) -> None:
+    """One reader cache for the evaluation and the labelers, keyed with the model files' hashes: a
+    model retrained under the same path is another key (its old answers are never reused)."""
+    model = tmp_path / "reader.gguf"
+    model.write_bytes(b"GGUF weights, version 1")
+    inner = ModelEchoReader(model=str(model))
+    inner.registered_name = "model-echo"
+    key = CachingReader(inner, JsonStore(None)).key("q", "c")
+    assert CachingReader(inner, JsonStore(None)).key("q", "c") == key
+    model.write_bytes(b"GGUF weights, version 2 (retrained)")
+    assert CachingReader(inner, JsonStore(None)).key("q", "c") != key
+
+
+def test_an_altered_line_of_a_jsonl_reader_cache_is_a_miss(tmp_path: Path, caplog: Any) -> None:
+    """The labelers' reader cache (one JSONL file) checks each line's checksum as the evaluation's
+    caches check their entries: a well-formed but altered answer is asked again (named in a
+    warning), and a line written before checksums existed is read as before."""
+    path = tmp_path / "cache.jsonl"
+    _reader(JsonlStore(path)).answer_many(["q"], ["Paris is big"])
+    (line,) = path.read_text().splitlines()
+    stored = json.loads(line)
+    assert "checksum" in stored
+    path.write_text(json.dumps({**stored, "text": "Lyon"}) + "\n")  # edited, its checksum kept
+    again = _reader(JsonlStore(path))
+    assert [a.text for a in again.answer_many(["q"], ["Paris is big"])] == ["Paris"]
+    assert again.inner.prompts == [("q", "Paris is big")]  # type: ignore[attr-defined]
+    assert f"{path}:1" in caplog.text and "checksum" in caplog.text
+    assert _reader(JsonlStore(path)).answer_many(["q"], ["Paris is big"])[0].text == "Paris"  # the appended line wins
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "checksum"}) + "\n")  # an old line
+    old = _reader(JsonlStore(path))
+    assert [a.text for a in old.answer_many(["q"], ["Paris is big"])] == ["Paris"]
+    assert old.inner.prompts == []  # type: ignore[attr-defined]
