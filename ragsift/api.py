@@ -32,10 +32,7 @@ def load_compressor(name: str | os.PathLike[str], **overrides: Any) -> Compresso
         raise ConfigError(
             f"'{name}' is neither a registered compressor ({', '.join(get_registry().names('compressor'))}) nor a config."
         ) from None
-    specs = config.compressor_specs()
-    if len(specs) != 1:
-        raise ConfigError(f"{config.source} holds {len(specs)} compressors ({', '.join(specs)}); name one of them.")
-    (spec,) = specs.values()
+    _, spec = config.only_compressor_spec("load_compressor")
     return cast(Compressor, build_plugin("compressor", merge_spec(spec, overrides, deep=True), config.source))
 
 

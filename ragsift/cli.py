@@ -95,10 +95,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     if not to_stdout:
         dataset_path = (config.dataset or {}).get("path")
         check_output(args.output, [args.input, dataset_path, config.source], force=args.force)
-    compressors = config.build_compressors()
-    if len(compressors) != 1:
-        raise RagsiftError(f"{config.source}: 'compress' needs a config with one compressor; it has {', '.join(compressors)}.")
-    (label, compressor), = compressors.items()
+    label, compressor = config.only_compressor("compress")
     examples = config.data(args.input, args.format).load(args.limit)
     counts = [0, 0]  # written, empty
 

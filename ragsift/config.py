@@ -109,6 +109,21 @@ class RunConfig(BaseModel):
             for label, spec in self.compressor_specs().items()
         }
 
+    def only_compressor_spec(self, use: str) -> tuple[str, dict[str, Any]]:
+        """(label, spec) of a config with exactly one compressor, for ``use`` (a command such as
+        'serve', or 'load_compressor'); any other count is a :class:`ConfigError`."""
+        specs = self.compressor_specs()
+        if len(specs) != 1:
+            raise ConfigError(f"{self.source}: '{use}' needs a config with one compressor; it has {len(specs)} "
+                              f"({', '.join(specs)}): give a config with one, or name one compressor's config.")
+        ((label, spec),) = specs.items()
+        return label, spec
+
+    def only_compressor(self, use: str) -> tuple[str, Compressor]:
+        """(label, compressor) of a config with exactly one compressor (:meth:`only_compressor_spec`)."""
+        label, _ = self.only_compressor_spec(use)
+        return label, self.build_compressors()[label]
+
     def build_reader(self) -> Reader | None:
         return None if self.reader is None else build_plugin("reader", self.reader, f"{self.source} [reader]")
 

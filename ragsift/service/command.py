@@ -110,10 +110,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise MissingDependencyError(f"'ragsift serve' needs FastAPI and uvicorn ({exc}): pip install 'ragsift[serve]'.") from None
     config = load_config(args.config)
-    compressors = config.build_compressors()
-    if len(compressors) != 1:
-        raise ConfigError(f"{config.source}: 'serve' needs a config with one compressor; it has {', '.join(compressors)}.")
-    (label, compressor), = compressors.items()
+    label, compressor = config.only_compressor("serve")
     token = os.environ.get(args.token_env) or None
     if not _is_loopback(args.host) and token is None:
         print(f"ragsift serve: warning: listening on {args.host} without a token: anyone who can reach this port can "

@@ -66,3 +66,13 @@ def test_load_compressor_overrides_a_stage_the_config_gives_by_name(tmp_path):
     compressor = ragsift.load_compressor(str(config), selector={"k": 2})
     assert (compressor.config()["selector"]["name"], compressor.config()["selector"]["k"]) == ("top-k", 2)
     assert ragsift.load_compressor(str(config), selector="threshold").config()["selector"]["name"] == "threshold"
+
+
+def test_the_only_compressor_check_has_one_message_for_every_entry_point(tmp_path):
+    config = tmp_path / "two.toml"
+    config.write_text('[compressors.a]\nname = "bm25"\n[compressors.b]\nname = "random"\n')
+    with pytest.raises(ConfigError, match=r"'load_compressor' needs a config with one compressor; it has 2 \(a, b\)"):
+        ragsift.load_compressor(str(config))
+    from ragsift.cli import main
+
+    assert main(["compress", "-c", str(config), "-o", str(tmp_path / "out.jsonl")]) != 0
