@@ -135,3 +135,13 @@ def test_every_form_of_import_is_read():
         "ragsift.scorers.bm25", "ragsift.config.load_config", "ragsift.cli", "ragsift.registry.get_registry"}
     assert _targets("ragsift.scorers", True, "from .bm25 import BM25Scorer\n") == {"ragsift.scorers.bm25.BM25Scorer"}
     assert "os" not in _targets("ragsift.scorers.base", False, "import os\nfrom os import path\n")
+
+
+#: the command line's ``evaluate`` and the package's lazy front door run a run; nothing else in
+#: the evaluation imports the runner (the plan, engines, manifest and summary are its parts)
+RUNNER_USERS = {"ragsift.evaluation", "ragsift.evaluation.command"}
+
+
+def test_no_sibling_imports_the_runner():
+    users = sorted(m for m, targets in _imports().items() if "ragsift.evaluation.runner" in targets)
+    assert set(users) <= RUNNER_USERS, f"modules importing the runner: {users}"
