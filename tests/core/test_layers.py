@@ -137,9 +137,10 @@ def test_every_form_of_import_is_read():
     assert "os" not in _targets("ragsift.scorers.base", False, "import os\nfrom os import path\n")
 
 
-#: the command line's ``evaluate`` and the package's lazy front door run a run; nothing else in
-#: the evaluation imports the runner (the plan, engines, manifest and summary are its parts)
-RUNNER_USERS = {"ragsift.evaluation", "ragsift.evaluation.command"}
+#: the command line's ``evaluate``, ``ragsift tune`` (which runs a sweep as a run) and the package's
+#: lazy front door run a run; nothing else in the evaluation imports the runner (the plan, engines,
+#: manifest and summary are its parts)
+RUNNER_USERS = {"ragsift.evaluation", "ragsift.evaluation.command", "ragsift.evaluation.tune"}
 
 
 def test_no_sibling_imports_the_runner():
