@@ -178,3 +178,31 @@ def test_label_command_writes_a_manifest(tmp_path, data_dir):
     assert manifest["labeler"]["config"]["distractor_negatives"] == 1
     assert set(manifest["output"]["kinds"]) == {"positive", "hard_negative", "random_negative", "distractor_negative"}
     assert len(manifest["input"]["sha256"]) == 64
+
+
+def test_the_shipped_reader_cache_rewrites_the_shipped_records_with_no_reader_call(tmp_path):
+    """benchmarks/results/evidentiality: the labeling run of BENCHMARKS.md, replayed from its cache
+    (every line with its checksum) without a model: the same records, byte for byte, and not one
+    reader call. A changed key of the reader cache, or a line refused, would ask the model again
+    (reader_calls > 0, or an error where the model is not installed), and a changed labeler would
+    write other records."""
+    import shutil
+    from pathlib import Path
+
+    from ragsift.cli import main
+
+    root = Path(__file__).parents[2]
+    shipped = root / "benchmarks" / "results" / "evidentiality"
+    manifest = json.loads((shipped / "evi-qwen-200.jsonl.manifest.json").read_text(encoding="utf-8"))
+    cache = tmp_path / "cache.jsonl"
+    shutil.copyfile(shipped / "evi-qwen-cache.jsonl", cache)
+    assert all("checksum" in json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines())
+    params = {**manifest["labeler"]["config"], "cache": str(cache)}
+    out = tmp_path / "evi.jsonl"
+    assert main(["label", "-l", "evidentiality", "-i", str(root / manifest["input"]["path"]), "-o", str(out),
+                 "--limit", "200", "--params", json.dumps(params)]) == 0
+    assert out.read_bytes() == (shipped / "evi-qwen-200.jsonl").read_bytes()
+    report = json.loads((tmp_path / "evi.jsonl.manifest.json").read_text())["report"]
+    calls = manifest["report"]["reader_calls"] + manifest["report"]["cache_hits"]  # the run's calls, all in the cache
+    assert (report["reader_calls"], report["cache_hits"]) == (0, calls)
+    assert cache.read_bytes() == (shipped / "evi-qwen-cache.jsonl").read_bytes()  # nothing appended
