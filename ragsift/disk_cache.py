@@ -231,9 +231,11 @@ class JsonStore:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(record, fh, ensure_ascii=False)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            if isinstance(exc, OSError) and not exc.filename:  # a full disk: name this entry, not the caller's file
+                exc.filename = str(path)
             raise
 
     def __len__(self) -> int:

@@ -64,3 +64,21 @@ def test_a_full_disk_names_the_file_and_says_how_to_resume(tmp_path, disk_fills_
     disk_fills_after(None)  # space freed
     assert main([*args, "--resume"]) == 0
     assert len(path.read_text().splitlines()) == 4
+
+
+@pytest.mark.parametrize("store", ["json", "jsonl"])
+def test_a_cache_write_on_a_full_disk_names_the_cache_file(tmp_path, monkeypatch, store):
+    """A score or answer cache that cannot be written names its own file (the run's message names
+    the file whose write failed, not the predictions file it was computing a record for)."""
+    from ragsift import disk_cache
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(disk_cache.os, "fsync" if store == "jsonl" else "replace", full)
+    cache = disk_cache.JsonlStore(tmp_path / "c.jsonl") if store == "jsonl" else disk_cache.JsonStore(tmp_path / "c")
+    with pytest.raises(OSError) as caught:
+        cache.put("ab" * 32, {"text": "x"})
+    want = tmp_path / "c.jsonl" if store == "jsonl" else tmp_path / "c" / "ab" / f"{'ab' * 32}.json"
+    assert caught.value.filename == str(want)
+    assert not list(tmp_path.rglob("*.tmp"))
