@@ -10,7 +10,8 @@ lint:
 	.venv/bin/ruff check ragsift tests benchmarks
 types:
 	.venv/bin/mypy
-bench:
+bench:  ## the 3-example EXIT check first (issue 29: prefix-shared >= 2.7x the reference in CPU time)
+	.venv/bin/python benchmarks/exit_scoring.py --examples 3 --repeats 2 --no-authors-call
 	.venv/bin/python benchmarks/exit_scoring.py
 	.venv/bin/python benchmarks/ecorag_reflection.py
 quickstart:

@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 from markdown_section import write_section
 
+import ragsift  # noqa: F401  (first: sets OpenMP's wait policy before torch loads; ragsift/openmp.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## EXIT scoring"
 

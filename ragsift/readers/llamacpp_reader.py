@@ -10,7 +10,7 @@ does not depend on what was read before it: the same prompt gives the same answe
 
 llama.cpp's OpenMP threads spin while they wait by default, which made it about 4x slower on a
 shared 2-core machine; ``OMP_WAIT_POLICY=PASSIVE`` is set before the library loads unless the
-environment already sets it.
+environment already sets it (:mod:`ragsift.openmp`, for torch too).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pydantic import Field
 
 from ragsift.errors import ConfigError, MissingDependencyError, PromptTooLongError
 from ragsift.models import OFFLINE_QWEN_1_5B, describe_model, resolve_model
+from ragsift.openmp import LOADED_BEFORE, prefer_passive_wait
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
 
 __all__ = ["LlamaCppReader", "LlamaCppReaderParams", "load_llama"]
@@ -70,9 +70,7 @@ def _threads(requested: int | None) -> int:
 
 def _import_llama_cpp() -> Any:
     """``llama_cpp``, imported with ``OMP_WAIT_POLICY=PASSIVE`` unless the user set a policy."""
-    if "llama_cpp" not in sys.modules:
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    elif os.environ.get("OMP_WAIT_POLICY") is None:
+    if "llama_cpp" in prefer_passive_wait() or "llama_cpp" in LOADED_BEFORE:
         log.warning("llama_cpp was imported before ragsift could set OMP_WAIT_POLICY=PASSIVE; "
                     "on a busy machine set it in the environment")
     try:

@@ -87,3 +87,48 @@ def test_a_model_that_cannot_share_prefixes(tok):
     assert np.abs(got - _hand(model, prompts, engine)).max() <= 1e-5
     with pytest.raises(ConfigError, match="unknown layout 'fast'"):
         engine.probabilities(prompts, "fast")
+
+
+def test_the_packed_pass_takes_no_slow_path(tok, model):
+    """Guards the packed layout's model calls (issue 29), without timing anything: one call for
+    the shared start plus one per document (all its sentences fit one pass), a 4-D block mask
+    into the model's own sdpa/eager attention, logits only at the kept positions, and no hook
+    capturing hidden states unless a readout asks for them. Planted slow versions it fails on:
+    logits at every position (``keep`` dropped), a hook left on the output layer, the model
+    switched to another attention implementation, the context re-run for every chunk."""
+    import torch
+
+    prompts = _grouped(tok)
+    engine = YesNoEngine(model, tok, batch_size=8)
+    head = model.get_output_embeddings()
+    calls: list[dict] = []
+
+    def before(_module, _args, kwargs):
+        calls.append({"mask": kwargs.get("attention_mask"), "keep": kwargs.get("logits_to_keep"),
+                      "hooks": len(head._forward_hooks), "implementation": model.config._attn_implementation,
+                      "tokens": kwargs["input_ids"].shape[1]})
+
+    def after(_module, _args, _kwargs, output):
+        calls[-1]["logit_rows"] = output.logits.shape[1]
+
+    handles = [model.register_forward_pre_hook(before, with_kwargs=True),
+               model.register_forward_hook(after, with_kwargs=True)]
+    try:
+        engine.probabilities(prompts, "packed")
+        assert len(calls) == engine.stats["forward_passes"] == 1 + 2  # shared start, then one per document
+        assert sum(c["tokens"] for c in calls) == engine.stats["tokens"] == layout_tokens(prompts, "packed", 8)
+        assert {c["implementation"] for c in calls} <= {"sdpa", "eager"}
+        start, *documents = calls
+        assert start["mask"] is None and start["logit_rows"] == 1
+        for call in documents:
+            assert call["mask"].dim() == 4 and call["mask"].dtype == torch.float32
+            assert call["logit_rows"] == 3 == len(call["keep"])  # the three sentence suffixes only
+        assert all(c["hooks"] == 0 for c in calls)
+        calls.clear()
+        vector = (head.weight[engine.positive_id] - head.weight[engine.negative_id]).detach().numpy()
+        engine.probabilities(prompts, "packed", readout=(vector, 0.0))
+        assert all(c["hooks"] == 1 for c in calls)  # the readout reads the hidden states: then, and only then
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert len(head._forward_hooks) == 0
