@@ -180,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
         "  ragsift tune --config configs/tune/cascades.toml --out runs/tune-cascades\n"
         "  ragsift serve --config bm25",
     )
+    from ragsift.version import __version__
+
+    parser.add_argument("--version", action="version", version=f"ragsift {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("plugins", help="list every stage's plugins", formatter_class=_F,

@@ -111,3 +111,12 @@ def test_label_writes_training_records(tmp_path, capsys, data_dir):
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert code == 0 and f"wrote {len(records)} records" in err
     assert {r["kind"] for r in records} == {"positive", "hard_negative", "random_negative"}
+
+
+def test_version_prints_the_package_version(capsys):
+    from ragsift.version import __version__
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ragsift {__version__}"
