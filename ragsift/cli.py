@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from ragsift.cli_types import one_of, positive_int
 from ragsift.errors import RagsiftError
 
 __all__ = ["main", "build_parser"]
@@ -188,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", help="list every stage's plugins", formatter_class=_F,
                        description="List the registered plugins of every stage with their source and config fields.",
                        epilog="examples:\n  ragsift plugins\n  ragsift plugins --stage scorer\n  ragsift plugins --json")
-    p.add_argument("--stage", help="only this stage (splitter, scorer, selector, ...)")
+    from ragsift.registry import STAGES
+
+    p.add_argument("--stage", type=one_of(STAGES, "stage"), help="only this stage (splitter, scorer, selector, ...)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_plugins)
 
@@ -218,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", help="output JSONL file (default: stdout); written under a temporary name and "
                    "renamed into place when complete")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
-    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.add_argument("--limit", type=positive_int, help="only the first N examples")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_compress)
 
@@ -233,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", required=True, help="output JSONL file")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.add_argument("--params", help="the labeler's params as a JSON object")
-    p.add_argument("--limit", type=int, help="only the first N examples")
+    p.add_argument("--limit", type=positive_int, help="only the first N examples")
     p.set_defaults(func=_cmd_label)
 
     from ragsift.evaluation.command import add_evaluate_command, add_merge_command

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-__all__ = ["positive", "positive_int"]
+from ragsift.suggestions import did_you_mean
+
+__all__ = ["positive", "positive_int", "one_of"]
 
 N = TypeVar("N", int, float)
 
@@ -28,3 +30,16 @@ def positive(kind: Callable[[str], N]) -> Callable[[str], N]:
 
 #: a whole number >= 1 (``--limit``)
 positive_int = positive(int)
+
+
+def one_of(known: Iterable[str], what: str) -> Callable[[str], str]:
+    """An argparse type: one of the ``known`` names, else a message listing them, with a
+    did-you-mean hint when one is close (``--stage scorerr``)."""
+    names = list(known)
+
+    def parse(text: str) -> str:
+        if text not in names:
+            raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; {what}s: {', '.join(names)}.{did_you_mean(text, names)}")
+        return text
+
+    return parse
