@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError
+from ragsift.suggestions import did_you_mean
 
 __all__ = ["REPOSITORY", "config_dirs", "find_config_file", "read_toml", "read_toml_file"]
 
@@ -36,7 +37,8 @@ def find_config_file(name_or_path: str | Path, sub: str = "", what: str = "confi
             return d / f"{stem}.toml"
     names = sorted({p.stem for d in config_dirs(sub) if d.is_dir() for p in d.glob("*.toml")})
     folder = f"configs/{sub}/" if sub else "configs/"
-    raise ConfigError(f"No {what} '{name_or_path}': not a file, and not a name in {folder} ({', '.join(names) or 'none'}).")
+    raise ConfigError(f"No {what} '{name_or_path}': not a file, and not a name in {folder} ({', '.join(names) or 'none'})."
+                      f"{did_you_mean(stem, names)}")
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import pluggy
 from ragsift import hookspecs
 from ragsift.errors import ConfigError, DuplicatePluginError, UnknownPluginError
 from ragsift.plugin import Plugin, merge_spec
+from ragsift.suggestions import did_you_mean
 
 __all__ = [
     "STAGES", "BUILTIN_PLUGIN_MODULES", "PluginInfo", "Registry", "get_registry", "reset_registry",
@@ -160,7 +161,7 @@ class Registry:
     # -- look-ups --------------------------------------------------------------------------
     def _check_stage(self, stage: str) -> None:
         if stage not in STAGES:
-            raise UnknownPluginError(f"Unknown stage '{stage}'. Stages: {', '.join(STAGES)}.")
+            raise UnknownPluginError(f"Unknown stage '{stage}'. Stages: {', '.join(STAGES)}.{did_you_mean(stage, STAGES)}")
 
     def names(self, stage: str) -> list[str]:
         self._check_stage(stage)
@@ -171,7 +172,7 @@ class Registry:
         table = self._load()[stage]
         if name not in table:
             available = ", ".join(sorted(table)) or "(none)"
-            raise UnknownPluginError(f"Unknown {stage} '{name}'. Available {stage}s: {available}.")
+            raise UnknownPluginError(f"Unknown {stage} '{name}'. Available {stage}s: {available}.{did_you_mean(name, table)}")
         return table[name]
 
     def get(self, stage: str, name: str) -> type:

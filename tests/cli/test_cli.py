@@ -120,3 +120,15 @@ def test_version_prints_the_package_version(capsys):
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.strip() == f"ragsift {__version__}"
+
+
+def test_an_unknown_config_name_suggests_a_close_one(capsys):
+    code, _, err = run(capsys, "config", "show", "bm52")
+    assert code == 2 and "No config 'bm52'" in err and err.rstrip().endswith("Did you mean 'bm25'?")
+    code, _, err = run(capsys, "config", "show", "qqqqqqqq")
+    assert code == 2 and "No config 'qqqqqqqq'" in err and "Did you mean" not in err
+
+
+def test_an_unknown_plugin_name_on_the_command_line_suggests_a_close_one(capsys, tmp_path):
+    code, _, err = run(capsys, "label", "-l", "exit-pair", "-i", "x.json", "-o", str(tmp_path / "out.jsonl"))
+    assert code == 2 and "Unknown labeler 'exit-pair'" in err and "Did you mean 'exit-pairs'?" in err

@@ -46,10 +46,17 @@ def test_unknown_name_lists_available_names():
     message = str(info.value)
     assert "Unknown selector 'topk'" in message
     assert "top-k" in message and "threshold" in message
+    assert message.endswith("Did you mean 'top-k'?") and "\n" not in message
+
+
+def test_an_unknown_name_far_from_every_plugin_gets_no_suggestion():
+    with pytest.raises(UnknownPluginError) as info:
+        get_registry().get("selector", "zzzzzz")
+    assert "Did you mean" not in str(info.value) and "top-k" in str(info.value)
 
 
 def test_unknown_stage_is_an_error():
-    with pytest.raises(UnknownPluginError, match="Unknown stage 'scorers'"):
+    with pytest.raises(UnknownPluginError, match=r"Unknown stage 'scorers'\..*Did you mean 'scorer'\?$"):
         get_registry().names("scorers")
 
 
