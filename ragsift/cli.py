@@ -33,6 +33,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
                 f"{k}" + ("" if v["required"] else f"={v['default']!r}") for k, v in fields.items()
             )
             print(f"  {info.name:<22} {info.source}  [{info.cls.__qualname__}]")
+            if info.description():
+                print(f"      {info.description()}")
             if shown:
                 print(f"      fields: {shown}")
         if not table[stage]:
@@ -187,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("plugins", help="list every stage's plugins", formatter_class=_F,
-                       description="List the registered plugins of every stage with their source and config fields.",
+                       description="List the registered plugins of every stage with their source, what each does, and its config fields.",
                        epilog="examples:\n  ragsift plugins\n  ragsift plugins --stage scorer\n  ragsift plugins --json")
     from ragsift.registry import STAGES
 

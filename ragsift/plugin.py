@@ -182,6 +182,9 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
     #: params renamed in this release, old key -> new key: the old key is accepted, with a
     #: DeprecationWarning, until the next release
     renamed_params: ClassVar[dict[str, str]] = {}
+    #: one line saying what the plugin does (``ragsift plugins``); empty = the first sentence of
+    #: the class's own docstring
+    description: ClassVar[str] = ""
     #: the name under which the registry created this instance (set by the registry)
     registered_name: str | None = None
 

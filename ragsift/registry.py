@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import re
 import threading
 import warnings
 from collections.abc import Mapping
@@ -51,6 +52,14 @@ class PluginInfo:
     name: str
     cls: type
     source: str
+
+    def description(self) -> str:
+        """One line saying what the plugin does: its declared ``description``, else the first
+        sentence of its class's own docstring (not a base class's), else ``""``."""
+        declared = getattr(self.cls, "description", "")
+        text = declared if isinstance(declared, str) and declared.strip() else self.cls.__dict__.get("__doc__") or ""
+        paragraph = " ".join(text.strip().split("\n\n")[0].split())
+        return re.split(r"(?<=[.!?])\s+(?=[A-Z])", paragraph, maxsplit=1)[0]
 
     def fields(self) -> dict[str, Any]:
         """Config fields of the plugin: name -> (type, default)."""
@@ -208,10 +217,11 @@ class Registry:
         return {stage: [table[stage][n] for n in sorted(table[stage])] for stage in STAGES}
 
     def describe(self, stages: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-        """Stage -> its plugins as JSON-ready dicts (name, class, source, config fields):
+        """Stage -> its plugins as JSON-ready dicts (name, description, class, source, config fields):
         ``ragsift plugins --json`` and the service's ``GET /plugins``."""
         table = self.all()
-        return {stage: [{"name": p.name, "class": p.cls.__qualname__, "source": p.source, "fields": p.fields()}
+        return {stage: [{"name": p.name, "description": p.description(), "class": p.cls.__qualname__,
+                         "source": p.source, "fields": p.fields()}
                         for p in table[stage]] for stage in (stages or list(table))}
 
 

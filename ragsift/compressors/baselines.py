@@ -68,6 +68,8 @@ class SelectiveContextCompressor(PipelineCompressor):
     """Selective-Context (Li et al., 2023): remove the sentences of least self-information under a
     causal LM, half of them by default; the rest in original order (docs/baselines.md)."""
 
+    description = "Selective-Context (Li et al., 2023): drops the least self-informative half of the sentences."
+
     default_stages = {
         "splitter": {"name": "regex", "pattern": SELECTIVE_CONTEXT_SPLIT},
         "scorer": {"name": "self-information"},
@@ -81,6 +83,8 @@ class LongLLMLinguaCompressor(PipelineCompressor):
     likelihood of the question (with the restrictive statement) given each, kept whole in rank
     order up to half of the tokens (docs/baselines.md)."""
 
+    description = "LongLLMLingua's coarse stage (Jiang et al., 2024): whole documents by question likelihood, up to half the tokens."
+
     default_stages = {
         "splitter": {"name": "sentencizer"},
         "scorer": {"name": "question-likelihood", "granularity": "document"},
@@ -93,6 +97,8 @@ class RecompExtractiveCompressor(PipelineCompressor):
     """RECOMP's extractive compressor (Xu et al., 2024) as BERGEN runs it: the published
     Contriever-based dual encoder (mean pooling, dot product) scores "{title} {sentence}"; the
     top k sentences of each document are kept under its title (docs/baselines.md)."""
+
+    description = "RECOMP's extractive compressor (Xu et al., 2024), as BERGEN runs it: top 3 sentences per document."
 
     default_stages = {
         "splitter": {"name": "nltk-punkt"},
@@ -108,6 +114,8 @@ class LLMLingua2Compressor(PipelineCompressor):
     classifier's mean P(preserve); in each document the words above the 51st percentile kept
     (keep rate 0.5, LLMLingua's default), in original order (docs/baselines.md)."""
 
+    description = "LLMLingua-2 (Pan et al., 2024): keeps each document's words scored above its 51st percentile."
+
     default_stages = {
         "splitter": {"name": "regex", "pattern": r"\s+"},
         "scorer": {"name": "token-classifier"},
@@ -121,6 +129,8 @@ class ProvenceCompressor(PipelineCompressor):
     whitespace) kept when the mean keep probability of their tokens is at least 0.1 (the paper's
     default; BERGEN also runs 0.5), in original order, each document under its title
     (docs/baselines.md)."""
+
+    description = "Provence (Chirkova et al., 2025): sentences whose tokens' mean keep probability is at least 0.1."
 
     default_stages = {
         "splitter": {"name": "regex"},

@@ -22,6 +22,7 @@ def test_plugins_lists_every_stage_with_source_and_fields(capsys):
                  "rank-order", "none", "oracle", "bm25", "embedding", "hotpotqa"]:
         assert f"  {name} " in out, name
     assert "ragsift.selectors" in out and "fields: k=5, per_document=False" in out
+    assert "      The k highest scores (ties broken by original order).\n      fields: k=5" in out
 
 
 def test_plugins_json_for_one_stage(capsys):

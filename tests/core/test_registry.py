@@ -197,3 +197,39 @@ def test_in_process_registration_uses_the_declared_stage(monkeypatch):
     ragsift.check_plugin("plain")  # the stage comes from the class
     with pytest.raises(ConfigError, match="register\\('loud'.*not a subclass of a ragsift stage base class"):
         ragsift.register("loud", object)
+
+
+def test_every_builtin_plugin_has_a_one_line_description():
+    reg = Registry(entry_points=False)
+    for stage, infos in reg.all().items():
+        for info in infos:
+            text = info.description()
+            assert text.strip() and "\n" not in text and len(text) <= 160, (stage, info.name, text)
+    assert reg.info("selector", "top-k").description() == "The k highest scores (ties broken by original order)."
+    assert reg.describe(["selector"])["selector"][0]["description"]
+
+
+def test_a_declared_description_wins_and_a_base_class_docstring_is_not_borrowed():
+    class Documented(Scorer):
+        """Scores by length. More prose.
+
+        Details the listing leaves out."""
+
+        def score(self, example, sentences):  # type: ignore[no-untyped-def]
+            return [0.0] * len(sentences)
+
+    class Declared(Documented):
+        """A long docstring that the declared line replaces."""
+
+        description = "One line, declared."
+
+    class Bare(Documented):
+        def score(self, example, sentences):  # type: ignore[no-untyped-def]
+            return [1.0] * len(sentences)
+
+    reg = Registry(modules=(), entry_points=False)
+    for name, cls in (("documented", Documented), ("declared", Declared), ("bare", Bare)):
+        reg.register(name, cls)
+    assert reg.info("scorer", "documented").description() == "Scores by length."
+    assert reg.info("scorer", "declared").description() == "One line, declared."
+    assert reg.info("scorer", "bare").description() == ""
