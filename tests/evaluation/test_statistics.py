@@ -357,6 +357,10 @@ def test_mcnemar_matches_the_binomial_distribution(wins: int, losses: int) -> No
     expected = 1.0 if wins + losses == 0 else stats.binomtest(wins, wins + losses, 0.5).pvalue
     assert mcnemar_exact(a, b) == pytest.approx(expected, rel=1e-12)
     assert mcnemar_exact(b, a) == pytest.approx(expected, rel=1e-12)
+    # and the hand enumeration it replaced (issue 26): 2 * P(X <= min(x, k - x)), X ~ Bin(k, 1/2)
+    k = wins + losses
+    by_hand = 1.0 if k == 0 else min(1.0, 2 * sum(math.comb(k, i) for i in range(min(wins, losses) + 1)) / 2**k)
+    assert mcnemar_exact(a, b) == pytest.approx(by_hand, rel=1e-12)
 
 
 def test_mcnemar_by_hand() -> None:
