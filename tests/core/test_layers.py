@@ -14,7 +14,7 @@ ROOT = Path(ragsift.__file__).parent
 #: modules must not form a circle (checked below).
 LAYERS: list[set[str]] = [
     {"ragsift.errors", "ragsift.types", "ragsift.hookspecs", "ragsift.version", "ragsift.output_files",
-     "ragsift.model_check", "ragsift.config_files", "ragsift.cli_types", "ragsift.suggestions"},
+     "ragsift.model_check", "ragsift.config_files", "ragsift.cli_types", "ragsift.suggestions", "ragsift.openmp"},
     {"ragsift.plugin", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache", "ragsift.evidence", "ragsift.lm",
      "ragsift.remote"},
     {"ragsift.registry"},
