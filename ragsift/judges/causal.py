@@ -5,6 +5,9 @@ causal LM does (the offline configs use SmolLM2-135M-Instruct): P(Yes) / (P(Yes)
 the chat-templated prompt, from the Yes/No engine (:mod:`ragsift.lm`). With ``share_prefix`` the
 engine shares the nested candidate sets' prefixes where the model can (docs/ecorag.md).
 Assumptions: the prompt is ragsift's own; prompts are never cut (too long -> an error).
+``backend = "llama-cpp"`` asks a GGUF model run in-process by llama.cpp instead (its own tokenizer
+and chat template; with ``share_prefix`` each nested set runs after the previous one on the KV
+cache, also across the sequential loop's calls): :mod:`ragsift.lm.backend`.
 
 Trained readout: with ``readout = "path/readout.safetensors"`` (``weight`` [hidden], ``bias`` [1],
 written by the ``judge-readout`` trainer) P(evidential) is ``sigmoid(weight . h + bias)`` of the last
@@ -20,8 +23,10 @@ from pydantic import Field
 
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
+from ragsift.lm.backend import YesNoBackendParams, load_llama_cpp_model, yes_no_engine
+from ragsift.lm.llamacpp_engine import LlamaCppYesNoEngine
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.plugin import CausalLMParams, CausalLMPlugin, OptionalName
+from ragsift.plugin import CausalLMPlugin, OptionalName
 
 __all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 
@@ -31,7 +36,7 @@ DEFAULT_CAUSAL_TEMPLATE = (
 )
 
 
-class CausalJudgeParams(JudgeParams, CausalLMParams):
+class CausalJudgeParams(JudgeParams, YesNoBackendParams):
     model: str = OFFLINE_SMOLLM2
     template: str = DEFAULT_CAUSAL_TEMPLATE
     system_prompt: str | None = None
@@ -56,9 +61,16 @@ class CausalJudge(CausalLMPlugin, Judge):
     label_params = ("positive_token", "negative_token")
     _readout: Any = None
 
+    def load_model(self) -> tuple[Any, Any]:
+        p = self.params
+        if p.backend == "llama-cpp":
+            return load_llama_cpp_model(p.model, p.max_length, p.n_threads, "CausalJudge")
+        return super().load_model()
+
     def attach(self, model: Any, tokenizer: Any) -> None:
-        self._engine = YesNoEngine(model, tokenizer, self.params.positive_token, self.params.negative_token,
-                                   batch_size=self.params.batch_size, owner="CausalJudge")
+        p = self.params
+        self._engine = yes_no_engine(p.backend, model, tokenizer, p.positive_token, p.negative_token,
+                                     batch_size=p.batch_size, owner="CausalJudge")
         self.label_ids = (self._engine.positive_id, self._engine.negative_id)
         if self.params.readout is not None:
             from ragsift.models import resolve_local_path
@@ -68,7 +80,7 @@ class CausalJudge(CausalLMPlugin, Judge):
         super().attach(model, tokenizer)
 
     @property
-    def engine(self) -> YesNoEngine:
+    def engine(self) -> YesNoEngine | LlamaCppYesNoEngine:
         """The Yes/No engine (after ``warm_up``)."""
         self.warm_up()
         return self._engine

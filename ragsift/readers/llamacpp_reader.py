@@ -15,8 +15,6 @@ environment already sets it (:mod:`ragsift.openmp`, for torch too).
 
 from __future__ import annotations
 
-import atexit
-import logging
 import os
 import threading
 import time
@@ -25,27 +23,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ragsift.errors import ConfigError, MissingDependencyError, PromptTooLongError
-from ragsift.models import OFFLINE_QWEN_1_5B, describe_model, resolve_model
-from ragsift.openmp import LOADED_BEFORE, prefer_passive_wait
+from ragsift.errors import PromptTooLongError
+from ragsift.lm.llamacpp_model import chat_formatter, cpu_threads, gguf_path, import_llama_cpp, load_llama
+from ragsift.models import OFFLINE_QWEN_1_5B, describe_model
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
 
 __all__ = ["LlamaCppReader", "LlamaCppReaderParams", "load_llama"]
 
-log = logging.getLogger(__name__)
-
-_lock = threading.Lock()
-_models: dict[tuple[Any, ...], tuple[Any, threading.Lock]] = {}
-
-
-@atexit.register
-def _close_models() -> None:
-    """Free the cached models before interpreter teardown (llama.cpp's finalizers fail once
-    module globals are gone)."""
-    with _lock:
-        for llm, _ in _models.values():
-            llm.close()
-        _models.clear()
+# the loader and helpers live in ragsift.lm.llamacpp_model (shared with the llama.cpp Yes/No engine)
+_import_llama_cpp = import_llama_cpp
+_threads = cpu_threads
 
 
 class LlamaCppReaderParams(ReaderParams):
@@ -57,61 +44,6 @@ class LlamaCppReaderParams(ReaderParams):
     n_batch: int = Field(512, ge=1, le=65536, description="prompt tokens per forward pass")
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU build of llama.cpp; -1: all")
     seed: int = Field(0, ge=0, description="sampler seed (decoding is greedy; kept for reproducibility)")
-
-
-def _threads(requested: int | None) -> int:
-    if requested is not None:
-        return requested
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def _import_llama_cpp() -> Any:
-    """``llama_cpp``, imported with ``OMP_WAIT_POLICY=PASSIVE`` unless the user set a policy."""
-    if "llama_cpp" in prefer_passive_wait() or "llama_cpp" in LOADED_BEFORE:
-        log.warning("llama_cpp was imported before ragsift could set OMP_WAIT_POLICY=PASSIVE; "
-                    "on a busy machine set it in the environment")
-    try:
-        import llama_cpp
-    except ImportError:
-        raise MissingDependencyError(
-            "The llama-cpp reader needs llama-cpp-python (it compiles llama.cpp, a few minutes once): "
-            "pip install 'ragsift[llama-cpp]' (or run scripts/setup.sh)."
-        ) from None
-    return llama_cpp
-
-
-def load_llama(path: str, *, n_ctx: int | None, n_threads: int, n_batch: int, n_gpu_layers: int,
-               seed: int) -> tuple[Any, threading.Lock]:
-    """A ``llama_cpp.Llama`` for ``path`` and the lock that serialises its use, cached per process
-    (readers with the same settings share one model)."""
-    key = (path, n_ctx, n_threads, n_batch, n_gpu_layers, seed)
-    with _lock:
-        if key in _models:
-            return _models[key]
-        llama_cpp = _import_llama_cpp()
-        llm = llama_cpp.Llama(
-            model_path=path,
-            n_ctx=n_ctx or 0,  # 0: the model's training context
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            n_batch=n_batch,
-            n_gpu_layers=n_gpu_layers,
-            seed=seed,
-            logits_all=False,
-            verbose=False,
-        )
-        train_ctx = int(llama_cpp.llama_model_n_ctx_train(llm.model))
-        if n_ctx is not None and n_ctx > train_ctx:
-            llm.close()
-            raise ConfigError(
-                f"LlamaCppReader: n_ctx {n_ctx} exceeds the {train_ctx} tokens the model in {path} "
-                f"was trained on; lower n_ctx (or null for {train_ctx})."
-            )
-        _models[key] = (llm, threading.Lock())
-        return _models[key]
 
 
 class LlamaCppReader(Reader):
@@ -131,13 +63,7 @@ class LlamaCppReader(Reader):
     def warm_up(self) -> None:
         if self._llm is not None:
             return
-        location = resolve_model(self.params.model)
-        if location.kind != "gguf" or location.file is None:
-            raise ConfigError(
-                f"LlamaCppReader: model '{self.params.model}' is a {location.kind}, not a GGUF file; "
-                "name a .gguf file, package:PKG/FILE.gguf or split:NAME (or use the transformers reader)."
-            )
-        self._path = str(location.file)
+        self._path = gguf_path(self.params.model, "LlamaCppReader")
         llm, lock = load_llama(
             self._path, n_ctx=self.params.n_ctx, n_threads=_threads(self.params.n_threads),
             n_batch=self.params.n_batch, n_gpu_layers=self.params.n_gpu_layers, seed=self.params.seed,
@@ -146,21 +72,7 @@ class LlamaCppReader(Reader):
         self._llm, self._llm_lock = llm, lock
 
     def _chat_formatter(self, llm: Any) -> Any:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise ConfigError(
-                f"LlamaCppReader: model '{self.params.model}' has no chat template in its GGUF metadata "
-                "(tokenizer.chat_template); the llama-cpp reader needs an instruct model with one."
-            )
-        def text(token: int) -> str:  # the special token's text, as the template writes it
-            return llm.detokenize([token], special=True).decode("utf-8", errors="replace") if token >= 0 else ""
-
-        eos_id, bos_id = llm.token_eos(), llm.token_bos()
-        eos, bos = text(eos_id), text(bos_id)
-        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
-                                   add_generation_prompt=True, stop_token_ids=[eos_id] if eos_id >= 0 else None)
+        return chat_formatter(llm, self.params.model, "LlamaCppReader")
 
     def context_window(self) -> int:
         """Tokens the prompt and the answer share (loads the model)."""

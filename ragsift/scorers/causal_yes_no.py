@@ -5,6 +5,12 @@ P(Yes) / (P(Yes) + P(No)) from the Yes/No engine (:mod:`ragsift.lm`). ``mode``: 
 (default; the engine's ``packed`` layout) or ``reference`` (``padded``, the EXIT authors'
 batching); same scores, tested. Prompt, tokenization, overflow and modes: docs/exit.md.
 
+``backend = "llama-cpp"`` runs a GGUF file in-process with llama.cpp instead of transformers
+(:mod:`ragsift.lm.backend`): the same prompts, encoded by the model's own tokenizer, the same
+score from the full next-token row; ``prefix-shared`` then reuses the KV cache along the prompt
+tree (a document's head and context once, each sentence after them) and ``reference`` evaluates
+every prompt from an empty cache (docs/exit.md, "The llama.cpp engine").
+
 Readout: with ``readout = "path/readout.safetensors"`` (a vector ``weight`` and a scalar ``bias``,
 written by the ``yes-no-readout`` trainer) the score is ``sigmoid(weight . h + bias)`` of the
 model's final hidden state ``h`` at the prompt's last position, from the same forward pass,
@@ -22,6 +28,7 @@ from pydantic import Field, field_validator
 
 from ragsift.errors import ConfigError
 from ragsift.lm import (
+    DEFAULT_MAX_LENGTH,
     EXIT_TEMPLATE,
     EncodedPrompt,
     YesNoEngine,
@@ -29,7 +36,9 @@ from ragsift.lm import (
     YesNoTemplate,
     resolve_max_length,
 )
-from ragsift.plugin import CausalLMParams, CausalLMPlugin, OptionalName
+from ragsift.lm.backend import YesNoBackendParams, load_llama_cpp_model, yes_no_engine
+from ragsift.lm.llamacpp_engine import LlamaCppYesNoEngine
+from ragsift.plugin import CausalLMPlugin, OptionalName
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -80,7 +89,7 @@ def _check_adapter_path(spec: str) -> None:
                           "so this names a local path, not a Hub id).")
 
 
-class CausalYesNoParams(CausalLMParams):
+class CausalYesNoParams(YesNoBackendParams):
     #: the causal LM: Hub id, folder, GGUF file or package:PKG/PATH
     model: str = Field(EXIT_MODEL, min_length=1)
     adapter: OptionalName = EXIT_ADAPTER
@@ -114,15 +123,24 @@ class CausalYesNoScorer(CausalLMPlugin, Scorer):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._encoder: YesNoPromptEncoder | None = None
-        self._engine: YesNoEngine | None = None
+        self._engine: YesNoEngine | LlamaCppYesNoEngine | None = None
         self._readout: tuple[Any, float] | None = None
         #: counters of the last ``score`` call: prompts, forward passes, tokens run through the model
         self.stats: dict[str, Any] = {}
 
+    def load_model(self) -> tuple[Any, Any]:
+        p = self.params
+        if p.backend == "llama-cpp":
+            return load_llama_cpp_model(p.model, p.max_length or DEFAULT_MAX_LENGTH, p.n_threads, type(self).__name__)
+        return super().load_model()
+
     def attach(self, model: Any, tokenizer: Any) -> None:
         p, owner = self.params, type(self).__name__
-        max_length = resolve_max_length(p.max_length, model.config, tokenizer)
-        self._engine = YesNoEngine(model, tokenizer, "Yes", "No", batch_size=p.batch_size, owner=owner)
+        if p.backend == "llama-cpp":  # the window was sized to max_length (or the model's shorter context)
+            max_length = min(p.max_length or DEFAULT_MAX_LENGTH, tokenizer.model_max_length)
+        else:
+            max_length = resolve_max_length(p.max_length, model.config, tokenizer)
+        self._engine = yes_no_engine(p.backend, model, tokenizer, "Yes", "No", batch_size=p.batch_size, owner=owner)
         self._encoder = YesNoPromptEncoder(tokenizer, p.template, max_length, p.overflow, owner=owner)
         self._readout = None if p.readout is None else load_readout(p.readout, owner)
         super().attach(model, tokenizer)
@@ -149,7 +167,7 @@ class CausalYesNoScorer(CausalLMPlugin, Scorer):
         return self._encoder
 
     @property
-    def engine(self) -> YesNoEngine:
+    def engine(self) -> YesNoEngine | LlamaCppYesNoEngine:
         """The Yes/No engine around the model (loads it on first use)."""
         self.warm_up()
         assert self._engine is not None
