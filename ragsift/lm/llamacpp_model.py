@@ -154,8 +154,12 @@ class LlamaCppTokenizer:
         self.eos_token_id = eos if eos >= 0 else None
         self.pad_token_id = None
         self.chat_template = llm.metadata.get("tokenizer.chat_template") or None
-        self.model_max_length = int(llm.n_ctx())
         self._formatter: Any = None
+
+    @property
+    def model_max_length(self) -> int:
+        """The context window of the loaded model."""
+        return int(self.llm.n_ctx())
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
         if not text:
