@@ -121,3 +121,19 @@ def test_serve_load_benchmark_checks_every_answer(tmp_path, monkeypatch):
     assert row is not None, section
     errors, wrong, batches, largest = map(int, row.groups())
     assert errors == wrong == 0 and 1 <= batches <= 6 and 1 <= largest <= 4
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_yes_no_engines_benchmark_reports_tokens_against_the_prompt_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # the script sets it when unset; keep the test process as it was
+    section = _run_and_read_section(
+        "yes_no_engines", ["--models", "0.5b", "--examples", "1", "--max-sentences", "4", "--engines", "llama-cpp",
+                           "--reference"], tmp_path, monkeypatch)
+    assert "--models 0.5b --examples 1 --threads 2 --engines llama-cpp --reference --max-sentences 4" in section
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("| 0.5b |")]
+    assert [(r[1], r[2]) for r in rows] == [("llama-cpp", "prefix-shared (prefix-tree)"), ("llama-cpp", "reference (separate)")]
+    tokens, bound = ({r[2]: int(r[i].replace(",", "")) for r in rows} for i in (3, 4))
+    assert tokens["prefix-shared (prefix-tree)"] <= 1.1 * bound["prefix-shared (prefix-tree)"]
+    assert tokens["reference (separate)"] > tokens["prefix-shared (prefix-tree)"]
+    assert all(float(r[11]) <= 1e-4 for r in rows)  # max |score difference| against the no-reuse run
