@@ -66,7 +66,7 @@ def test_a_model_that_is_not_a_gguf_file_is_refused_by_the_llama_cpp_backend(tmp
 
 
 @pytest.fixture(scope="module")
-def example_sentences():  # type: ignore[no-untyped-def]
+def example_sentences():
     example = next(iter(load_examples(TRAIN, limit=1)))
     sentences = SentencizerSplitter().split_all(example.documents)
     # three documents' sentences: several sentences share each document's head and context
@@ -84,7 +84,7 @@ def scorers() -> Iterator[dict[str, CausalYesNoScorer]]:
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_prefix_reuse_scores_equal_a_no_reuse_run_for_the_prompt_trees_tokens(scorers, example_sentences) -> None:  # type: ignore[no-untyped-def]
+def test_prefix_reuse_scores_equal_a_no_reuse_run_for_the_prompt_trees_tokens(scorers, example_sentences) -> None:
     example, sentences = example_sentences
     shared, reference = scorers["prefix-shared"], scorers["reference"]
     scores = shared.score(example, sentences)
@@ -106,7 +106,7 @@ def test_prefix_reuse_scores_equal_a_no_reuse_run_for_the_prompt_trees_tokens(sc
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_the_score_is_the_two_way_share_of_the_full_next_token_distribution(scorers, example_sentences) -> None:  # type: ignore[no-untyped-def]
+def test_the_score_is_the_two_way_share_of_the_full_next_token_distribution(scorers, example_sentences) -> None:
     import llama_cpp
 
     example, sentences = example_sentences
@@ -133,7 +133,7 @@ def test_the_score_is_the_two_way_share_of_the_full_next_token_distribution(scor
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_the_judge_runs_each_growing_evidence_set_after_the_previous_one(example_sentences) -> None:  # type: ignore[no-untyped-def]
+def test_the_judge_runs_each_growing_evidence_set_after_the_previous_one(example_sentences) -> None:
     example, sentences = example_sentences
     evidence = [f"{example.documents[s.doc_index].title}: {s.text}" for s in sentences]
     sets = [evidence[:k] for k in (2, 4, 6, 8)]
@@ -160,7 +160,7 @@ def test_the_judge_runs_each_growing_evidence_set_after_the_previous_one(example
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_overlong_prompts_are_refused_never_cut(example_sentences) -> None:  # type: ignore[no-untyped-def]
+def test_overlong_prompts_are_refused_never_cut(example_sentences) -> None:
     example, sentences = example_sentences
     small = CausalYesNoScorer(backend="llama-cpp", model=OFFLINE_QWEN_0_5B, adapter="", n_threads=2,
                               max_length=64, overflow="error", template="{query}\n{context}\n{sentence}")
@@ -179,7 +179,7 @@ def test_overlong_prompts_are_refused_never_cut(example_sentences) -> None:  # t
 
 @pytest.mark.integration
 @pytest.mark.slow
-def test_the_answer_words_are_checked_on_the_models_own_tokenizer(scorers) -> None:  # type: ignore[no-untyped-def]
+def test_the_answer_words_are_checked_on_the_models_own_tokenizer(scorers) -> None:
     engine = scorers["prefix-shared"].engine
     assert isinstance(engine, LlamaCppYesNoEngine)
     tokenizer = engine.tokenizer
