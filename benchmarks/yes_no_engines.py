@@ -169,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     lines += [
         "",
         "The bound counts every distinct prefix of a question's prompts once. Tokens evaluated include the torch "
-        "packed layout's repeated suffix starts and llama.cpp's re-run of up to 3 shared tokens per prompt (its "
-        "evaluations start at multiples of 4, so that its kernels group rows as for the whole prompt: docs/exit.md); "
+        "packed layout's repeated suffix starts and the few shared tokens llama.cpp runs again (its batches start at "
+        "multiples of 4 and hold at least 8 tokens, so that its kernels compute every row as for the prompt alone: "
+        "docs/exit.md); "
         "llama.cpp keeps its KV cache between calls, so each question reuses the start it shares with the question "
         "before (Qwen's system message and the instruction's first line) and can run fewer tokens than the bound. "
         "Score "

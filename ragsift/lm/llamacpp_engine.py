@@ -19,6 +19,9 @@ Layouts (docs/exit.md, "The llama.cpp engine"):
 - ``separate`` (the torch layout ``padded``): every prompt from an empty cache (the reference the
   tree is tested against: same scores to 1e-4).
 
+Both cut their evaluations into batches that llama.cpp's CPU kernels compute alike (``ROW_GROUP``,
+``MIN_BATCH`` below), which is what makes the tree's scores equal the separate run's.
+
 ``stats`` after each call: ``forward_passes`` (``llama_decode`` calls), ``tokens`` (tokens
 evaluated), ``reused_tokens`` (prompt tokens found in the cache), ``tree_tokens`` (the prompt
 tree's distinct tokens: the fewest any evaluation can run) and ``layout``. Prompts longer than
@@ -36,17 +39,21 @@ from typing import Any
 import numpy as np
 
 from ragsift.errors import ConfigError, PromptTooLongError
-from ragsift.lm.prefix_tree import tree_plan, tree_tokens
+from ragsift.lm.prefix_tree import eval_chunks, tree_plan, tree_tokens
 from ragsift.lm.prompts import EncodedPrompt, single_token_id
 
-__all__ = ["LlamaCppYesNoEngine", "LLAMA_LAYOUTS", "ROW_GROUP"]
+__all__ = ["LlamaCppYesNoEngine", "LLAMA_LAYOUTS", "ROW_GROUP", "MIN_BATCH"]
 
-#: llama.cpp's repacked CPU matrix kernels (Q4_0 / Q4_K / IQ4_NL "x8" and "x4" layouts) take
-#: activation rows in groups of 4 and the rows left over through another kernel, whose rounding
-#: differs (logits 0.3 apart on Qwen2.5-Coder-0.5B Q4_K_M); starting every evaluation at a
-#: multiple of 4 groups each row as the whole prompt evaluated alone does, so the scores are
-#: the same bit for bit (tested), for at most 3 tokens run again per prompt
+#: Batch shapes that llama.cpp's CPU kernels round alike (measured on this build, Qwen2.5-Coder-0.5B
+#: Q4_K_M; docs/exit.md, "The llama.cpp engine"): the repacked Q4_K/Q4_0 weights take activation
+#: rows in groups of 4 from the batch's start and the leftover rows one by one, and a batch of
+#: fewer than 8 tokens goes through other kernels altogether; either difference moved logits by up
+#: to 0.4. Every batch here starts at a multiple of ROW_GROUP and holds at least MIN_BATCH tokens
+#: (or the whole prompt), and rows made in a shorter batch are never kept, so each row is computed
+#: as when its prompt runs alone from an empty cache, cut into batches by the same rule: the
+#: scores are equal bit for bit (tested).
 ROW_GROUP = 4
+MIN_BATCH = 8
 
 #: the engine's layouts; the torch layout names are accepted too (``padded`` = ``separate``, the others = ``prefix-tree``)
 LLAMA_LAYOUTS: tuple[str, ...] = ("prefix-tree", "separate")
@@ -64,14 +71,19 @@ class LlamaCppYesNoEngine:
         self.positive_id = single_token_id(tokenizer, positive, owner)
         self.negative_id = single_token_id(tokenizer, negative, owner)
         self.n_vocab = int(llm.n_vocab())
+        #: ids per llama_decode call (one micro-batch each), a multiple of ROW_GROUP
+        ubatch = min(int(llm.n_batch), int(getattr(llm.context_params, "n_ubatch", llm.n_batch)))
+        self.batch = ubatch - ubatch % ROW_GROUP
+        if self.batch < 2 * MIN_BATCH:
+            raise ConfigError(f"{owner}: llama.cpp's batch of {ubatch} tokens is too small; it needs at least {2 * MIN_BATCH}.")
         for word, token in ((positive, self.positive_id), (negative, self.negative_id)):
             if not 0 <= token < self.n_vocab:
                 raise ConfigError(f"{owner}: the token id {token} of {word!r} lies outside the model's {self.n_vocab} logits.")
         #: counters of the last call (see the module docstring)
         self.stats: dict[str, Any] = {}
-        #: the ids this engine left in the cache (reused only while the cache still holds them:
-        #: another user of the model, such as a reader generating token by token, computes rows
-        #: in other groups)
+        #: the cached ids this engine may keep next time (only while the cache still starts with
+        #: them: another user of the model, such as a reader generating token by token, computes
+        #: rows in other batches)
         self._left: list[int] = []
 
     @property
@@ -142,16 +154,20 @@ class LlamaCppYesNoEngine:
                     for i, prompt in enumerate(ids):
                         self._clear()
                         out[i] = self._extend(prompt, 0)
+                    last = ids[-1]
+                    self._left = list(last) if len(last) >= MIN_BATCH else []
                 else:
                     score = math.nan
-                    cached = self._cached()
-                    for step in tree_plan(ids, cached if cached == self._left else (), align=ROW_GROUP):
+                    left = self._left
+                    reusable = left if self._cached()[: len(left)] == left else []
+                    plan = tree_plan(ids, reusable, align=ROW_GROUP, min_run=MIN_BATCH)
+                    for step in plan.steps:
                         prompt = ids[step.index]
                         if step.keep < len(prompt):
                             score = self._extend(prompt, step.keep)
                         self.stats["reused_tokens"] += step.keep
                         out[step.index] = score
-                self._left = self._cached()
+                    self._left = list(plan.reusable)
             except BaseException:
                 self._clear()  # an interrupted evaluation leaves no half-known cache behind
                 raise
@@ -181,10 +197,10 @@ class LlamaCppYesNoEngine:
             raise ConfigError(f"{self.owner}: llama.cpp could not cut this model's KV cache back to {keep} positions; "
                               "use the separate layout (mode = \"reference\" / share_prefix = false).")
         self.llm.n_tokens = keep
-        rest = list(ids[keep:])
-        self.llm.eval(rest)  # n_batch tokens per llama_decode; logits of the last token only
-        self.stats["forward_passes"] += -(-len(rest) // int(self.llm.n_batch))
-        self.stats["tokens"] += len(rest)
+        for start, end in eval_chunks(keep, len(ids), self.batch, ROW_GROUP, MIN_BATCH):
+            self.llm.eval(list(ids[start:end]))  # one llama_decode (a micro-batch); logits of the last id only
+            self.stats["forward_passes"] += 1
+            self.stats["tokens"] += end - start
         row = self.llm._ctx.get_logits_ith(-1)  # the full next-token row (n_vocab floats)
         positive, negative = np.float32(row[self.positive_id]), np.float32(row[self.negative_id])
         if not (np.isfinite(positive) and np.isfinite(negative)):

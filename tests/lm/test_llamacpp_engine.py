@@ -213,3 +213,24 @@ def test_the_shipped_exit_templates_are_the_models_chat_template(size: str, mode
         vocab.close()
     assert scorer["template"] == rendered
     YesNoTemplate.parse(rendered)
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_reuse_stays_exact_across_batch_shapes(scorers) -> None:
+    """The shapes where llama.cpp's CPU kernels round differently: a prompt of fewer than 8 tokens
+    that starts a longer one, a prompt 3 tokens past a 512-token batch, one sharing all but its
+    last 3 tokens with another, a duplicate, and a call that starts from the previous call's cache."""
+    engine = scorers["prefix-shared"].engine
+    assert isinstance(engine, LlamaCppYesNoEngine)
+    text = (ROOT / "ragsift" / "lm" / "engine.py").read_text()
+    base = engine.tokenizer.encode(text, add_special_tokens=False)[:700]
+    id_lists = [base[:6], base[:515], base[:600], base[:597], base[:40], base[:6], [base[3], *base[100:130]]]
+    prompts = [EncodedPrompt((), tuple(ids)) for ids in id_lists]
+    tree = engine.probabilities(prompts, "auto")
+    tokens = engine.stats["tokens"]
+    alone = engine.probabilities(prompts, "separate")
+    assert np.abs(tree - alone).max() <= 1e-4
+    assert tree[0] == tree[5] and tokens < 0.5 * sum(len(p) for p in prompts)
+    again = engine.probabilities(prompts[1:3], "auto")  # after the separate run's cache
+    assert np.abs(again - alone[1:3]).max() <= 1e-4 and engine.stats["reused_tokens"] > 500
