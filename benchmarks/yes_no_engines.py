@@ -18,27 +18,26 @@ examples), seconds per question, sentences per second, and the largest score dif
 the llama.cpp no-reuse run when there is one (asserted <= 1e-4 for llama.cpp's prefix reuse), else
 against llama.cpp's prefix reuse. The two engines compute with different weights (fp32
 dequantised vs Q4_K_M as llama.cpp computes it), so their scores differ by more than rounding.
-Both engines run in one process with ``OMP_WAIT_POLICY=PASSIVE`` (set here before torch loads;
-docs/exit.md, "The llama.cpp engine"). Nothing is tuned: this script only measures.
+Both engines run in one process with ``OMP_WAIT_POLICY=PASSIVE`` (``import ragsift`` sets it before
+torch loads unless the environment sets a policy; docs/exit.md). Nothing is tuned: this script only measures.
 
     python benchmarks/yes_no_engines.py --models 0.5b,1.5b --examples 5 --threads 2 --reference --write BENCHMARKS.md
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads its libgomp (llama.cpp shares it)
+import numpy as np
+from markdown_section import write_section
 
-import argparse  # noqa: E402
-import platform  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
-from markdown_section import write_section  # noqa: E402
+import ragsift  # noqa: F401  (first: it sets OMP_WAIT_POLICY=PASSIVE before torch and llama.cpp load)
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## Yes/No engines (torch vs llama.cpp, EXIT scoring)"

@@ -126,7 +126,6 @@ def test_serve_load_benchmark_checks_every_answer(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.integration
 def test_yes_no_engines_benchmark_reports_tokens_against_the_prompt_tree(tmp_path, monkeypatch):
-    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # the script sets it when unset; keep the test process as it was
     section = _run_and_read_section(
         "yes_no_engines", ["--models", "0.5b", "--examples", "1", "--max-sentences", "4", "--engines", "llama-cpp",
                            "--reference"], tmp_path, monkeypatch)
