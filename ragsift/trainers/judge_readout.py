@@ -29,6 +29,7 @@ from pydantic import Field
 from ragsift.errors import ConfigError
 from ragsift.evidence import evidence_mask
 from ragsift.judges.causal import CausalJudge
+from ragsift.lm import YesNoEngine
 from ragsift.plugin import Params, PluginSpec
 from ragsift.registry import build_plugin
 from ragsift.scorers.causal_yes_no import save_readout
@@ -113,7 +114,11 @@ class JudgeReadoutTrainer(YesNoReadoutTrainer):
         prompts, labels, _ = self._sets(job.train, judge)
         if len(set(labels.tolist())) < 2:
             raise ConfigError("JudgeReadoutTrainer: the training sets are all evidential or all not; check the data.")
-        features = self._features(job, judge.engine, prompts)
+        engine = judge.engine
+        if not isinstance(engine, YesNoEngine):
+            raise ConfigError("JudgeReadoutTrainer: a readout is trained on the torch engine's hidden states; "
+                              "the judge's backend must be 'torch'.")
+        features = self._features(job, engine, prompts)
         with job.progress_bar(p.steps, "readout") as bar:
             weight, bias, history = fit_readout(features, labels, p.steps, p.l2, bar)
         save_readout(job.output / ARTEFACT, weight, bias)
