@@ -93,6 +93,9 @@ class JudgeReadoutTrainer(YesNoReadoutTrainer):
         if not isinstance(judge, CausalJudge):
             raise ConfigError(f"JudgeReadoutTrainer: judge '{self.params.judge.get('name')}' is not the 'causal' judge; "
                               "a readout is trained on a causal LM's hidden state.")
+        if judge.params.backend != "torch":
+            raise ConfigError(f"JudgeReadoutTrainer: a readout is trained on the torch engine's hidden states; the judge's "
+                              f"backend is {judge.params.backend!r}: use backend = \"torch\" (the default).")
         return judge
 
     def _sets(self, examples: list[Example], judge: CausalJudge) -> tuple[list[Any], np.ndarray, list[int]]:
@@ -115,9 +118,7 @@ class JudgeReadoutTrainer(YesNoReadoutTrainer):
         if len(set(labels.tolist())) < 2:
             raise ConfigError("JudgeReadoutTrainer: the training sets are all evidential or all not; check the data.")
         engine = judge.engine
-        if not isinstance(engine, YesNoEngine):
-            raise ConfigError("JudgeReadoutTrainer: a readout is trained on the torch engine's hidden states; "
-                              "the judge's backend must be 'torch'.")
+        assert isinstance(engine, YesNoEngine)  # _judge refuses other backends before any model loads
         features = self._features(job, engine, prompts)
         with job.progress_bar(p.steps, "readout") as bar:
             weight, bias, history = fit_readout(features, labels, p.steps, p.l2, bar)

@@ -13,6 +13,7 @@ import tiny_causal_lm as tiny
 from interrupted_training import Interrupted, InterruptedJob
 
 from ragsift.datasets import load_examples
+from ragsift.errors import ConfigError
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
 from ragsift.registry import get_registry
 from ragsift.scorers.causal_yes_no import load_readout
@@ -50,6 +51,13 @@ def test_a_blank_readout_is_the_zero_shot_judge():
     for blank in ("", "  "):
         assert get_registry().create("judge", "causal", {"readout": blank}).params.readout is None
     assert get_registry().create("judge", "causal", {"readout": "r.safetensors"}).params.readout == "r.safetensors"
+
+
+def test_a_judge_on_the_llama_cpp_backend_is_refused_before_any_model_loads():
+    trainer = get_registry().create("trainer", "judge-readout", {
+        "judge": {"name": "causal", "backend": "llama-cpp", "model": "split:qwen2.5-coder-0.5b-instruct"}})
+    with pytest.raises(ConfigError, match="backend is 'llama-cpp'"):
+        trainer._judge()
 
 
 @pytest.mark.slow
