@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from report_runs import reader_run
 
+from ragsift.evaluation.predictions import record_line
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -38,7 +40,7 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
         for i, record in enumerate(records):
             record.setdefault("info", {})["score_cache"] = {"hit": path.stem == "bm25" and i == 1, "seconds": 0.1}
             record["reader"]["cached"] = path.stem == "none" and i == 0
-        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        path.write_text("".join(record_line(r) + "\n" for r in records))  # rewritten with their checksums
     monitor = tmp_path / "monitor.log"
     monitor.write_text("\n".join([
         "100 1.0 1.0 1.0 pid=7 cpu=10",                       # loading: goes to the compressor that finishes next
