@@ -24,15 +24,11 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
-from ragsift.lm.llamacpp_model import chat_formatter, cpu_threads, gguf_path, import_llama_cpp, load_llama
+from ragsift.lm.llamacpp_model import chat_formatter, cpu_threads, gguf_path, load_llama
 from ragsift.models import OFFLINE_QWEN_1_5B, describe_model
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
 
 __all__ = ["LlamaCppReader", "LlamaCppReaderParams", "load_llama"]
-
-# the loader and helpers live in ragsift.lm.llamacpp_model (shared with the llama.cpp Yes/No engine)
-_import_llama_cpp = import_llama_cpp
-_threads = cpu_threads
 
 
 class LlamaCppReaderParams(ReaderParams):
@@ -65,7 +61,7 @@ class LlamaCppReader(Reader):
             return
         self._path = gguf_path(self.params.model, "LlamaCppReader")
         llm, lock = load_llama(
-            self._path, n_ctx=self.params.n_ctx, n_threads=_threads(self.params.n_threads),
+            self._path, n_ctx=self.params.n_ctx, n_threads=cpu_threads(self.params.n_threads),
             n_batch=self.params.n_batch, n_gpu_layers=self.params.n_gpu_layers, seed=self.params.seed,
         )
         self._formatter = self._chat_formatter(llm)
@@ -84,7 +80,7 @@ class LlamaCppReader(Reader):
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
-        out["n_threads"] = _threads(self.params.n_threads)
+        out["n_threads"] = cpu_threads(self.params.n_threads)
         out["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY")
         try:
             import importlib.metadata

@@ -43,11 +43,11 @@ def test_a_model_that_is_not_a_gguf_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_without_llama_cpp_python_the_error_names_the_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from ragsift.readers import llamacpp_reader
+    from ragsift.lm import llamacpp_model
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import fails as if not installed
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragsift\[llama-cpp\]'"):
-        llamacpp_reader._import_llama_cpp()
+        llamacpp_model.import_llama_cpp()
 
 
 @pytest.mark.parametrize(("preset", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
@@ -55,8 +55,8 @@ def test_omp_wait_policy_is_passive_unless_the_user_set_it(preset: str | None, e
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     if preset:
         env["OMP_WAIT_POLICY"] = preset
-    code = ("import os; from ragsift.readers.llamacpp_reader import _import_llama_cpp; "
-            "assert 'llama_cpp' not in __import__('sys').modules; _import_llama_cpp(); "
+    code = ("import os; from ragsift.lm.llamacpp_model import import_llama_cpp; "
+            "assert 'llama_cpp' not in __import__('sys').modules; import_llama_cpp(); "
             "print(os.environ['OMP_WAIT_POLICY'])")
     out = subprocess.run([sys.executable, "-c", code], env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True,
                          text=True, timeout=120, check=True)
