@@ -12,8 +12,8 @@ token of the authors' large padded batches, and about the same with the policy b
 
 ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep at once) is read once, when a library loads its
 OpenMP runtime, so :func:`prefer_passive_wait` runs when ragsift is imported, before either
-library is. A policy the environment already sets is kept (``OMP_WAIT_POLICY=ACTIVE`` for
-dedicated cores).
+library is. A policy the environment already sets is kept: an empty ``OMP_WAIT_POLICY=`` keeps
+libgomp's default spinning, faster on idle dedicated cores (docs/exit.md gives both figures).
 """
 
 from __future__ import annotations
