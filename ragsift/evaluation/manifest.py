@@ -193,12 +193,13 @@ def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) 
         (old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs", None),
         (old.get("run", {}).get("shard"), new["run"]["shard"], "--shard differs", None),
     ]
+    # A file may be included several times (by each compressor that includes it): compare by path.
     included_before = {i["path"]: i["sha256"] for i in old.get("config", {}).get("includes", [])}
-    for item in new["config"]["includes"]:
-        checks.append((included_before.pop(item["path"], None), item["sha256"], "a file the config includes changed",
-                       item["path"]))
+    included_now = {i["path"]: i["sha256"] for i in new["config"]["includes"]}
+    checks.extend((included_before.get(path), sha, "a file the config includes changed", path)
+                  for path, sha in included_now.items())
     checks.extend((sha, None, "the config no longer includes a file it included", path)
-                  for path, sha in included_before.items())
+                  for path, sha in included_before.items() if path not in included_now)
     for before, now_, why, path in checks:
         if before != now_:
             shown = f"{path}: sha256 {_short(before)} -> {_short(now_)}" if path else f"run: {before!r}, now: {now_!r}"

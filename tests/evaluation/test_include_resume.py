@@ -63,3 +63,23 @@ def test_shards_of_a_config_with_includes_merge(tmp_path):
 
     assert summary("merged2") == summary("merged")
     assert (tmp_path / "merged2" / "config.toml").read_bytes() == config.read_bytes()
+
+
+def test_resume_accepts_a_file_that_two_compressors_include(tmp_path):
+    """Two compressors including the same file record it twice; an unchanged run resumes, an edit refuses."""
+    shared = tmp_path / "bm25.toml"
+    shared.write_text('[compressors.bm25]\nname = "bm25"\n[compressors.bm25.selector]\nname = "top-k"\nk = 2\n'
+                      '[compressors.bm25-top3]\nname = "bm25"\n[compressors.bm25-top3.selector]\nname = "top-k"\nk = 3\n')
+    config = tmp_path / "run.toml"
+    config.write_text(f'[dataset]\nname = "hotpotqa"\npath = "{HOTPOT}"\n[evaluation]\nwarmup = 0\n'
+                      'metrics = ["evidence", "empty"]\n'
+                      '[compressors.bm25]\ninclude = "bm25.toml"\n'
+                      '[compressors.bm25-top3]\ninclude = "bm25.toml"\n')
+    out = tmp_path / "run"
+    _run(config, out)
+    paths = [i["path"] for i in json.loads((out / "manifest.json").read_text())["config"]["includes"]]
+    assert paths.count(str(shared.resolve())) == 2
+    _run(config, out, resume=True)  # unchanged: resumes
+    shared.write_text(shared.read_text().replace("k = 2", "k = 1"))
+    with pytest.raises(ConfigError, match=r"a file the config includes changed \(.*bm25\.toml: sha256 [0-9a-f]{12}"):
+        _run(config, out, resume=True)
