@@ -13,6 +13,11 @@ replaces the included table whole. Included files may include others; a cycle is
 A compressor table may include one compressor of another config: ``[compressors.exit-trained]``
 ``include = "exit-trained.toml"`` takes that file's ``[compressors.exit-trained]`` (or its only
 compressor) and merges the table's other keys over it.
+
+Other relative paths (model folders, readouts, ``[dataset] path``) are read relative to the config
+file's folder, else from the working directory, else from ragsift's shipped data
+(:mod:`ragsift.config_files`): ``model = "models/fusion-trained"`` names the shipped model from any
+working directory, in a clone or an installed wheel.
 """
 
 from __future__ import annotations
@@ -159,8 +164,8 @@ class RunConfig(BaseModel):
 
 
 def config_dirs() -> list[Path]:
-    """Where config names are looked up: ./configs, then the configs/ folder of the repository
-    that holds this package (editable installs)."""
+    """Where config names are looked up: ./configs, then ragsift's shipped configs (the source
+    tree's configs/, or the copy inside the installed package)."""
     return config_files.config_dirs()
 
 
@@ -181,6 +186,7 @@ def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[tuple[Pa
     check); ``read``: (path, bytes) of every file read, appended in reading order."""
     here = path.resolve()
     raw, data = config_files.read_toml_file(path)
+    raw = config_files.anchor_paths(raw, here.parent)  # relative paths: this file's folder first
     read.append((here if chain else path, data))
     includes = raw.pop("include", [])
     if isinstance(includes, str):

@@ -1,6 +1,20 @@
 """Config files: found by name in ``configs/`` (or a sub-folder) or by path, and read as TOML
 with one clear error. Shared by run configs (:mod:`ragsift.config`) and training configs
-(:mod:`ragsift.training.config`)."""
+(:mod:`ragsift.training.config`).
+
+**Shipped data.** ragsift ships its run configs (``configs/``) and its small trained models
+(``models/``). In the source tree they sit beside the package (the repository's root); a built
+wheel holds a copy of both as ``ragsift/_shipped/`` (``setup.py`` copies them at build time), so
+names and paths resolve the same way in a clone, an editable install and an install from the
+index (:func:`shipped_roots`).
+
+**Relative paths in a config file** (``include``, ``[dataset] path``, model locations: ``model``,
+``adapter``, ``readout``, ``head``, ``*_model``; a training config's ``[data]`` files) are read
+relative to the config file's folder; one that is not there is read as any other relative path:
+from the working directory, else from the shipped data (``models/fusion-trained`` names the shipped
+model wherever ragsift is installed). :func:`anchor_paths` applies the first rule when the file is
+read; :func:`ragsift.models.resolve_local_path` the others.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +25,60 @@ from typing import Any
 from ragsift.errors import ConfigError
 from ragsift.suggestions import did_you_mean
 
-__all__ = ["REPOSITORY", "config_dirs", "find_config_file", "read_toml", "read_toml_file"]
+__all__ = ["REPOSITORY", "PACKAGE_DATA", "shipped_roots", "config_dirs", "find_config_file", "read_toml",
+           "read_toml_file", "anchor_paths", "PATH_KEYS"]
 
-#: the repository that holds this package (editable installs ship their configs/ there)
+#: the repository that holds this package (a clone or an editable install: configs/ and models/ are there)
 REPOSITORY = Path(__file__).resolve().parent.parent
+#: the copy of configs/ and models/ inside an installed wheel (written by setup.py's build_py)
+PACKAGE_DATA = Path(__file__).resolve().parent / "_shipped"
+#: config keys whose relative values are file or folder paths (see the module docstring)
+PATH_KEYS = frozenset({"model", "adapter", "readout", "head", "path", "train", "dev"})
+
+
+def shipped_roots() -> list[Path]:
+    """The folders that hold ragsift's shipped ``configs/`` and ``models/``: the source tree's root
+    (when this package runs from a clone: it has ragsift's ``pyproject.toml``), then the copy
+    inside the installed package."""
+    roots = []
+    if (REPOSITORY / "pyproject.toml").is_file() and (REPOSITORY / "configs").is_dir():
+        roots.append(REPOSITORY)
+    if (PACKAGE_DATA / "configs").is_dir():
+        roots.append(PACKAGE_DATA)
+    return roots
 
 
 def config_dirs(sub: str = "") -> list[Path]:
-    """Where config names are looked up: ./configs/SUB, then configs/SUB of :data:`REPOSITORY`."""
+    """Where config names are looked up: ./configs/SUB, then configs/SUB of each shipped root."""
     seen: list[Path] = []
-    for d in (Path.cwd() / "configs" / sub, REPOSITORY / "configs" / sub):
+    for d in (Path.cwd() / "configs" / sub, *(root / "configs" / sub for root in shipped_roots())):
         if d not in seen:
             seen.append(d)
     return seen
+
+
+def _is_path_key(key: str) -> bool:
+    return key in PATH_KEYS or key.endswith("_model")
+
+
+def anchor_paths(table: Any, folder: Path) -> Any:
+    """``table`` (one config file's TOML, before includes merge) with every relative path value of a
+    path key (:data:`PATH_KEYS`, ``*_model``) that names an existing file or folder relative to
+    ``folder`` (the config file's) made absolute; other values as they are (a Hub id, ``package:``,
+    or a path read later from the working directory or the shipped data)."""
+    if isinstance(table, dict):
+        return {key: (_anchor(value, folder) if _is_path_key(key) and isinstance(value, str) else anchor_paths(value, folder))
+                for key, value in table.items()}
+    if isinstance(table, list):
+        return [anchor_paths(item, folder) for item in table]
+    return table
+
+
+def _anchor(value: str, folder: Path) -> str:
+    if not value.strip() or ":" in value.split("/", 1)[0] or Path(value).expanduser().is_absolute():
+        return value  # empty, a scheme (hub:, package:, split:, https:), or absolute already
+    candidate = folder / value
+    return str(candidate.resolve()) if candidate.exists() else value
 
 
 def find_config_file(name_or_path: str | Path, sub: str = "", what: str = "config") -> Path:
@@ -37,8 +92,8 @@ def find_config_file(name_or_path: str | Path, sub: str = "", what: str = "confi
             return d / f"{stem}.toml"
     names = sorted({p.stem for d in config_dirs(sub) if d.is_dir() for p in d.glob("*.toml")})
     folder = f"configs/{sub}/" if sub else "configs/"
-    raise ConfigError(f"No {what} '{name_or_path}': not a file, and not a name in {folder} ({', '.join(names) or 'none'})."
-                      f"{did_you_mean(stem, names)}")
+    raise ConfigError(f"No {what} '{name_or_path}': not a file, and not a name in {folder} ({', '.join(names) or 'none'}; "
+                      f"looked in {', '.join(str(d) for d in config_dirs(sub))}).{did_you_mean(stem, names)}")
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -138,12 +138,16 @@ def _hub_reachable(endpoint: str) -> bool:
         return False
 
 
-def _check_hub(location: Any) -> None:
+def _check_hub(location: Any, names: tuple[str, ...] = ("config.json", "adapter_config.json", "modules.json",
+                                                        "tokenizer_config.json")) -> str | None:
+    """The cached copy of the first of ``names`` in a Hub repository, else None when the Hub is
+    reachable; a ValueError saying why when it is not."""
     from huggingface_hub import try_to_load_from_cache
 
-    for name in ("config.json", "adapter_config.json", "modules.json", "tokenizer_config.json"):
-        if isinstance(try_to_load_from_cache(location.path, name, revision=location.revision), str):
-            return
+    for name in names:
+        cached = try_to_load_from_cache(location.path, name, revision=location.revision)
+        if isinstance(cached, str):
+            return cached
     if _hub_offline():
         raise ValueError("a Hugging Face Hub id that is not in the local cache, and the Hub is offline "
                          "(HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): download it first, or name a local folder or GGUF file")
@@ -153,6 +157,26 @@ def _check_hub(location: Any) -> None:
                          "reached from here, so it cannot be checked offline (loading it would fail after the Hub "
                          "client's retries): download it where the Hub is reachable, set HF_HUB_OFFLINE=1 to fail at "
                          "once, or name a local folder or GGUF file")
+    return None
+
+
+def check_hub_file(spec: str, location: Any, filename: str) -> Path:
+    """``filename`` of the Hub repository ``location`` names (a :class:`ragsift.models.ModelLocation`
+    of kind ``hub``): the cached copy, else downloaded by ``huggingface_hub``; ConfigError naming
+    ``spec`` when the Hub is offline or unreachable, or the repository has no such file."""
+    try:
+        cached = _check_hub(location, (filename,))
+    except ValueError as exc:
+        raise ConfigError(f"Model '{spec}': {location.path}: {exc}.") from None
+    if cached is not None:
+        return Path(cached)
+    import huggingface_hub
+
+    try:
+        return Path(huggingface_hub.hf_hub_download(location.path, filename, revision=location.revision))
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub's own error types (not found, HTTP, offline) vary by version
+        raise ConfigError(f"Model '{spec}': cannot fetch {filename} from the Hub repository {location.path} "
+                          f"({type(exc).__name__}: {str(exc)[:300]}).") from None
 
 
 def check_location(spec: str, location: Any) -> None:

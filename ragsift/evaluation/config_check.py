@@ -48,8 +48,9 @@ def config_problems(config: RunConfig) -> list[str]:
     reader = attempt(config.build_reader)
     dataset = attempt(config.build_dataset)
     data_path = (config.dataset or {}).get("path")
-    if dataset is not None and data_path is not None and not Path(data_path).expanduser().is_file():
-        problems.append(f"{config.source} [dataset]: path {data_path}: no such file.")
+    if dataset is not None and data_path is not None and not config.data().path.is_file():
+        problems.append(f"{config.source} [dataset]: path {data_path}: no such file (a relative path is read from the "
+                        "config file's folder, the working directory, then ragsift's shipped data).")
     settings = attempt(lambda: EvaluationSettings.from_table(config.evaluation, config.source))
     metrics: list[Any] = []
     labels, families = list(specs), []

@@ -57,13 +57,14 @@ def save_readout(path: Path, weight: Any, bias: float) -> None:
 
 
 def load_readout(path: str, owner: str = "CausalYesNoScorer") -> tuple[Any, float]:
-    """(weight, bias) of a readout file; a clear error for a missing or malformed one."""
+    """(weight, bias) of a readout file (a ``.safetensors`` file, a folder or a Hub repository holding
+    ``readout.safetensors``); a clear error for a missing or malformed one."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    from ragsift.models import resolve_local_path
+    from ragsift.models import fetch_model_file
 
-    file = resolve_local_path(path)
+    file = fetch_model_file(path, "readout.safetensors", owner)  # a file, a folder holding it, or a Hub id
     if not file.is_file():
         raise ConfigError(f"{owner}: readout file {path} not found.")
     try:

@@ -77,7 +77,8 @@ class FusionModel:
 
 
 class LearnedFusionParams(Params):
-    #: a model folder written by ``ragsift train`` (or its fusion.json)
+    #: a model folder written by ``ragsift train`` (or its fusion.json), ``package:PKG/PATH``, or a Hub
+    #: id (``org/name``, ``hub:org/name@revision``) whose repository holds fusion.json
     model: str
 
 
@@ -94,9 +95,7 @@ class LearnedFusionScorer(Scorer):
 
     def warm_up(self) -> None:
         if self._model is None:
-            from ragsift.models import resolve_local_path
-
-            self._model = FusionModel.load(resolve_local_path(self.params.model))
+            self._model = FusionModel.load(self._model_file())
             self._model.features.warm_up()
 
     def score_range(self) -> tuple[float, float] | None:
@@ -105,9 +104,13 @@ class LearnedFusionScorer(Scorer):
     def check_model_files(self) -> None:
         """Read and check ``fusion.json`` (no scorer weights load): ``config validate`` calls this
         instead of the generic model check, since the folder is ragsift's own format."""
-        from ragsift.models import resolve_local_path
+        FusionModel.load(self._model_file())
 
-        FusionModel.load(resolve_local_path(self.params.model))
+    def _model_file(self) -> Path:
+        """``fusion.json`` of the model: a file, a folder, ``package:`` or a Hub id (:func:`ragsift.models.fetch_model_file`)."""
+        from ragsift.models import fetch_model_file
+
+        return fetch_model_file(self.params.model, MODEL_FILE, "LearnedFusionScorer")
 
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:

@@ -14,8 +14,10 @@
     seed = 0
     checkpoint_every = 50
 
-Relative paths are read from the working directory, else from the repository that holds this
-package. The evaluation file (``ragsift/data/hotpotqa-dev-sf100.json``) is refused as training
+Relative paths (``[data]`` files, model locations) are read relative to the config file's folder,
+else from the working directory, else from ragsift's shipped data (the source tree's root or the
+copy inside the installed package: :mod:`ragsift.config_files`); ``[training] output`` is relative
+to the working directory. The evaluation file (``ragsift/data/hotpotqa-dev-sf100.json``) is refused as training
 or development data.
 """
 
@@ -26,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragsift.config_files import REPOSITORY, find_config_file, read_toml
+from ragsift.config_files import REPOSITORY, anchor_paths, find_config_file, read_toml
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error
 
@@ -64,7 +66,7 @@ class TrainConfig(_Strict):
 
 
 def resolve_path(path: str | Path) -> Path:
-    """``path`` as given when it exists (or is absolute), else relative to the repository."""
+    """``path`` as given when it exists (or is absolute), else relative to ragsift's shipped data."""
     from ragsift.models import resolve_local_path
 
     return resolve_local_path(path)
@@ -76,7 +78,7 @@ def find_train_config(name_or_path: str | Path) -> Path:
 
 def load_train_config(name_or_path: str | Path) -> TrainConfig:
     path = find_train_config(name_or_path)
-    raw = read_toml(path)
+    raw = anchor_paths(read_toml(path), path.resolve().parent)
     try:
         return TrainConfig(**raw, source=str(path))
     except ValidationError as exc:
