@@ -71,6 +71,11 @@ class TrainingResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def work_folder(output: Path) -> Path:
+    """Where a training run into ``output`` keeps its checkpoint and caches: ``OUTPUT.work`` beside it."""
+    return output.with_name(f"{output.name}.work")
+
+
 @dataclass
 class TrainingJob:
     """Everything a trainer gets: data, where to write, and the shared settings."""
@@ -87,8 +92,18 @@ class TrainingJob:
     train_file: str = ""
 
     @property
+    def work_dir(self) -> Path:
+        """``OUTPUT.work/`` beside the model folder: checkpoints and feature caches, kept out of the
+        model folder so that it holds only the model and uploads as it is (:func:`work_folder`)."""
+        return work_folder(self.output)
+
+    @property
     def checkpoint_dir(self) -> Path:
-        return self.output / "checkpoint"
+        return self.work_dir / "checkpoint"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.work_dir / "cache"
 
     def progress_bar(self, total: int, desc: str, initial: int = 0) -> Any:
         """A tqdm bar on stderr (disabled with ``--quiet``); trainers show the loss as its postfix."""

@@ -66,7 +66,7 @@ class FusionTrainer(Trainer):
         rows: list[np.ndarray] = []
         labels: list[np.ndarray] = []
         kinds: list[list[str]] = []
-        cache = job.output / "cache"
+        cache = job.cache_dir
         bar = job.progress_bar(len(examples), f"features [{split}]")
         with bar:
             for start in range(0, len(examples), BLOCK):

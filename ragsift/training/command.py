@@ -32,7 +32,9 @@ _EPILOG = """examples:
   ragsift train -c fusion --resume            # after an interruption: continue from the checkpoint
 
 writes OUTPUT/<artefact> (the scorer's weights), OUTPUT/report.json, OUTPUT/loss.png,
-OUTPUT/threshold.png, OUTPUT/card.json and OUTPUT/README.md (the model card). OUTPUT is
+OUTPUT/threshold.png, OUTPUT/card.json and OUTPUT/README.md (the model card, with Hugging Face
+metadata: the folder uploads to the Hub as it is); checkpoints and feature caches go to
+OUTPUT.work/ beside it (delete it once you will not --resume). OUTPUT is
 --output, else the config's [training] output; a shipped model (models/ of the repository)
 is replaced only when named with --output and --force: by default such a config trains into
 runs/train/NAME. A folder that is not empty is refused unless --force (or --resume with its
@@ -107,9 +109,11 @@ def output_folder(configured: str, given: str | None) -> tuple[Path, str | None]
 
 
 def _check_output(output: Path, resume: bool, force: bool) -> None:
+    from ragsift.trainers.base import work_folder
+
     if output.exists() and not output.is_dir():
         raise OutputError(f"--output {output} is a file; give a folder (new or empty) for the model.")
-    if (output / "checkpoint").exists():
+    if (work_folder(output) / "checkpoint").exists():
         if not resume:
             raise ConfigError(f"{output} holds a checkpoint of an earlier run: pass --resume to continue it, or --output "
                               "for a new folder (or delete its checkpoint/ to start again there).")
@@ -196,8 +200,9 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         "git_commit": _git_commit(),
         "command": " ".join(options.argv or ["ragsift", "train", "--config", options.config]),
         "config": str(config.source),
+        "limit": options.limit,  # a smoke run: the card says so beside the config's description
     }
-    write_card(output, card)
+    card = write_card(output, card)
     return {**card, "output": str(output)}
 
 

@@ -52,7 +52,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, data):
     with pytest.raises(Interrupted):
         _trainer(base, 12).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="cross-encoder",
                                                 checkpoint_every=4, stop_after=6))
-    assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["step"] == 4
+    assert json.loads((tmp_path / "cut.work" / "checkpoint" / "state.json").read_text())["step"] == 4
     result = _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                   checkpoint_every=4, resume=True))
     assert [h["step"] for h in result.history] == list(range(1, 13))

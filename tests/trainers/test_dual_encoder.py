@@ -100,10 +100,10 @@ def test_an_interrupted_run_resumes_to_the_same_head(tmp_path, data, phase):
         _trainer(base, 12).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=4,
                                                 stop_after=6, stop_bar=phase, labeler=_labeler()))
     if phase == "dual-encoder":
-        assert json.loads((tmp_path / "cut" / "checkpoint" / "head" / "state.json").read_text())["step"] == 4
+        assert json.loads((tmp_path / "cut.work" / "checkpoint" / "head" / "state.json").read_text())["step"] == 4
     else:
-        assert (tmp_path / "cut" / "checkpoint" / "embeddings" / "state.json").is_file()
-        assert not (tmp_path / "cut" / "checkpoint" / "head").exists()
+        assert (tmp_path / "cut.work" / "checkpoint" / "embeddings" / "state.json").is_file()
+        assert not (tmp_path / "cut.work" / "checkpoint" / "head").exists()
     result = _trainer(base, 12).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                   checkpoint_every=4, resume=True, labeler=_labeler()))
     assert [h["step"] for h in result.history] == list(range(1, 13))
@@ -119,7 +119,7 @@ def test_an_interrupted_run_resumes_to_the_same_head(tmp_path, data, phase):
     # other data reuses the embeddings the checkpoint has; another encoder is refused
     import shutil
 
-    shutil.copytree(tmp_path / "cut" / "checkpoint" / "embeddings", tmp_path / "more" / "checkpoint" / "embeddings")
+    shutil.copytree(tmp_path / "cut.work" / "checkpoint" / "embeddings", tmp_path / "more.work" / "checkpoint" / "embeddings")
     more = _trainer(base, 2).train(TrainingJob(train=train[3:], dev=dev[:1], output=tmp_path / "more", progress=False,
                                                checkpoint_every=4, resume=True, labeler=_labeler()))
     assert 0 < more.extra["texts_from_checkpoint"] < more.extra["texts"]
@@ -207,7 +207,7 @@ def test_an_interrupted_lora_run_resumes_to_the_same_adapter(tmp_path, data, two
     with pytest.raises(Interrupted):
         _lora_trainer(base, 8).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", checkpoint_every=4,
                                                     stop_bar="dual-encoder", stop_after=6, labeler=_labeler()))
-    assert json.loads((tmp_path / "cut" / "checkpoint" / "adapter" / "state.json").read_text())["step"] == 4
+    assert json.loads((tmp_path / "cut.work" / "checkpoint" / "adapter" / "state.json").read_text())["step"] == 4
     result = _lora_trainer(base, 8).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                       checkpoint_every=4, resume=True, labeler=_labeler()))
     assert [h["step"] for h in result.history] == list(range(1, 9))

@@ -78,11 +78,11 @@ def test_resume_continues_from_the_checkpoint(tmp_path, data_dir):
     run_training(TrainOptions(config=str(_config(tmp_path, data_dir, 20, fresh, "a.toml")), progress=False))
     resumed = tmp_path / "resumed"
     run_training(TrainOptions(config=str(_config(tmp_path, data_dir, 10, resumed, "b.toml")), progress=False))
-    features_cached = sorted(p.name for p in (resumed / "cache").iterdir())
+    features_cached = sorted(p.name for p in (tmp_path / "resumed.work" / "cache").iterdir())
     card = run_training(TrainOptions(config=str(_config(tmp_path, data_dir, 20, resumed, "c.toml")), resume=True, progress=False))
     assert card["resumed"] and card["report"]["steps"] == 20
     assert (resumed / "fusion.json").read_text() == (fresh / "fusion.json").read_text()
-    assert sorted(p.name for p in (resumed / "cache").iterdir()) == features_cached  # features were reused
+    assert sorted(p.name for p in (tmp_path / "resumed.work" / "cache").iterdir()) == features_cached  # features were reused
 
 
 def test_evaluation_file_is_refused(tmp_path, data_dir):

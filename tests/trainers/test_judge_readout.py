@@ -86,7 +86,7 @@ def test_an_interrupted_run_resumes_to_the_same_readout(base, tmp_path):
     with pytest.raises(Interrupted):
         _trainer(base).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="features", checkpoint_every=2,
                                             stop_after=3))
-    assert (tmp_path / "cut" / "checkpoint" / "features.safetensors").is_file()
+    assert (tmp_path / "cut.work" / "checkpoint" / "features.safetensors").is_file()
     _trainer(base).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False, checkpoint_every=2, resume=True))
     fresh = load_readout(str(tmp_path / "fresh" / "readout.safetensors"))
     resumed = load_readout(str(tmp_path / "cut" / "readout.safetensors"))

@@ -79,7 +79,7 @@ def test_an_interrupted_run_resumes_to_the_same_adapter(base, tmp_path):
     with pytest.raises(Interrupted):
         _trainer(base, 6).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="yes-no-lora",
                                                checkpoint_every=2, stop_after=3))
-    assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["step"] == 2
+    assert json.loads((tmp_path / "cut.work" / "checkpoint" / "state.json").read_text())["step"] == 2
     result = _trainer(base, 6).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False,
                                                  checkpoint_every=2, resume=True))
     assert [h["step"] for h in result.history] == list(range(1, 7))

@@ -91,10 +91,10 @@ def test_an_interrupted_run_resumes_to_the_same_readout(base, tmp_path):
     with pytest.raises(Interrupted):
         _trainer(base).train(InterruptedJob(train=train, dev=[], output=tmp_path / "cut", stop_bar="features", checkpoint_every=2,
                                             stop_after=3))
-    assert json.loads((tmp_path / "cut" / "checkpoint" / "state.json").read_text())["records"] > 0
+    assert json.loads((tmp_path / "cut.work" / "checkpoint" / "state.json").read_text())["records"] > 0
     from safetensors.numpy import load_file
 
-    assert load_file(str(tmp_path / "cut" / "checkpoint" / "features.safetensors"))["features"].shape[0] == 2 * 4
+    assert load_file(str(tmp_path / "cut.work" / "checkpoint" / "features.safetensors"))["features"].shape[0] == 2 * 4
     _trainer(base).train(TrainingJob(train=train, dev=[], output=tmp_path / "cut", progress=False, checkpoint_every=2, resume=True))
     fresh = load_readout(str(tmp_path / "fresh" / "readout.safetensors"))
     resumed = load_readout(str(tmp_path / "cut" / "readout.safetensors"))

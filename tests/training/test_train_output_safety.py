@@ -95,7 +95,7 @@ def test_a_truncated_feature_cache_block_is_named_with_what_to_do(tmp_path, data
     out = tmp_path / "model"
     config = _config(tmp_path, data_dir, out, steps=10)
     assert main(["train", "-c", str(config), "-q"]) == 0
-    block = sorted((out / "cache").glob("train-*.safetensors"))[0]
+    block = sorted((tmp_path / "model.work" / "cache").glob("train-*.safetensors"))[0]
     block.write_bytes(block.read_bytes()[: block.stat().st_size // 2])  # a kill during a non-atomic write
     assert main(["train", "-c", str(config), "-q", "--resume"]) == 2
     err = capsys.readouterr().err
@@ -108,7 +108,7 @@ def test_an_unreadable_checkpoint_state_is_named(tmp_path, data_dir, capsys):
     out = tmp_path / "model"
     config = _config(tmp_path, data_dir, out, steps=10)
     assert main(["train", "-c", str(config), "-q"]) == 0
-    state = out / "checkpoint" / "boosting.json"
+    state = tmp_path / "model.work" / "checkpoint" / "boosting.json"
     state.write_text(state.read_text()[:100])
     assert main(["train", "-c", str(config), "-q", "--resume"]) == 2
     err = capsys.readouterr().err
