@@ -2,8 +2,12 @@
 baseline, as a dict (``summary.json``), a Markdown file (``summary.md``) and a terminal table.
 
 Paired tests pair each compressor's values with the baseline's **by example id** (never by
-position); the p-values of all comparisons in the table are Holm-adjusted together, and binary
-metrics also get an exact McNemar test. ``docs/statistics.md`` says what each number means.
+position). The p-values are Holm-adjusted **per metric family**: one family per tested metric
+(EM, F1, ...; every metric whose higher value is better) across the compressors; descriptive
+metrics (tokens, kept fraction, empty) get a mean difference with its interval and no test. A
+declared **primary comparison** (``[evaluation] primary``: one compressor against the baseline on
+EM) is reported on its own, unadjusted, above the families. Binary tested metrics also get an
+exact McNemar test. ``docs/statistics.md`` says what each number means.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import html
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ragsift.evaluation.statistics import (
@@ -26,24 +31,42 @@ from ragsift.evaluation.statistics import (
 from ragsift.metrics.base import MetricOutput
 
 __all__ = ["build_summary", "format_table", "format_markdown", "pair_by_id", "LATENCY_STAGES", "COLUMN_ORDER",
-           "SIGNIFICANCE", "summary_rows", "metric_columns", "test_method", "unpaired_note", "format_cell", "format_p"]
+           "SIGNIFICANCE", "summary_rows", "metric_columns", "test_method", "unpaired_note", "format_cell", "format_p",
+           "OUTCOME_METRICS", "PRIMARY_METRIC", "PROMPT_TOKENS", "Column", "result_columns", "diff_columns",
+           "too_few_note", "primary_lines", "format_seconds", "is_tested", "prompt_token_stats", "mcnemar_rows",
+           "family_note", "chosen_text", "mcnemar_left_out_note", "format_diff"]
 
-#: stages reported in milliseconds, in pipeline order; ``total`` = compress + read (EXIT's latency)
+#: stages reported, in pipeline order; ``total`` = compress + read (EXIT's latency)
 LATENCY_STAGES = ("split", "score", "select", "assemble", "compress", "read", "total")
-#: preferred order of metric columns; other metrics follow in name order
+#: the reader's accuracy: these lead every table
+OUTCOME_METRICS = ("em", "f1", "accuracy")
+#: the metric of the primary comparison (issue 23: the chosen compressor against the baseline on EM)
+PRIMARY_METRIC = "em"
+#: preferred order of metric columns: outcome, efficiency, evidence, then descriptive; others
+#: follow in name order
 COLUMN_ORDER = (
-    "evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens",
-    "retained_fraction", "empty", "em", "f1", "accuracy",
+    *OUTCOME_METRICS, "compressed_tokens", "evidence_precision", "evidence_recall", "evidence_f1", "answer_retention",
+    "retained_fraction", "empty",
 )
+#: secondary columns of the HTML tables (collapsed by default; the terminal and summary.md show all)
+SECONDARY = ("compressed_tokens", "retained_fraction", "empty", "latency_ms:compress", "latency_ms:read")
 #: a difference is starred when its Holm-adjusted p-value is below this
 SIGNIFICANCE = 0.05
 #: Monte Carlo p-values are resolved finely enough for Holm-adjusted values this small
 HOLM_RESOLUTION = 0.001
+#: the reader's prompt tokens per question (``compressors[label].prompt_tokens``)
+PROMPT_TOKENS = "reader_prompt_tokens"
 _NOT_IN_TABLE = {"original_tokens"}  # the same for every compressor; in summary.json only
 
 
 def _describe(key: str, outputs: Mapping[str, MetricOutput]) -> MetricOutput:
     return outputs.get(key) or MetricOutput(key)
+
+
+def is_tested(meta: Mapping[str, Any]) -> bool:
+    """Whether a metric gets a test (and a Holm family): one whose higher value is better. Tokens,
+    kept fraction and empty are descriptive: a difference with its interval, no p-value."""
+    return meta.get("higher_is_better", True) is True
 
 
 def pair_by_id(
@@ -74,6 +97,17 @@ def _values_by_id(label: str, recs: Sequence[Mapping[str, Any]], keys: Sequence[
     return out
 
 
+def prompt_token_stats(label: str, recs: Sequence[Mapping[str, Any]], samples: int, confidence: float,
+                       seed: int) -> dict[str, Any] | None:
+    """Mean reader prompt tokens of one compressor with its bootstrap interval, when every read
+    example reports them (None otherwise); values in example-id order, as every mean."""
+    by_id = {str(r["id"]): (r.get("reader") or {}).get("prompt_tokens") for r in recs if r.get("prediction") is not None}
+    if not by_id or any(v is None for v in by_id.values()):
+        return None
+    values = [float(by_id[i] or 0) for i in sorted(by_id)]
+    return bootstrap_ci(values, samples, confidence, derive_seed(seed, label, PROMPT_TOKENS)).to_dict()
+
+
 def build_summary(
     records: Mapping[str, Sequence[Mapping[str, Any]]],
     outputs: Mapping[str, MetricOutput],
@@ -82,14 +116,20 @@ def build_summary(
     samples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    primary: str | None = None,
+    primary_chosen: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Summarise per-example records (label -> records) into means, CIs and paired tests.
 
     Values are reported in display units (percentages x100, tokens, milliseconds). A metric
     absent from an example (undefined there) is left out of that metric's mean. Each comparison
-    holds :class:`~ragsift.evaluation.statistics.PairedComparison`'s fields, ``p_holm`` (adjusted
-    over every comparison of the summary), ``unpaired`` (ids only one side has, left out) and,
-    for binary metrics, ``mcnemar`` (``p_value``, ``compressor_only``, ``baseline_only``).
+    holds :class:`~ragsift.evaluation.statistics.PairedComparison`'s fields, ``unpaired`` (ids
+    only one side has, left out) and, for a tested metric, ``family`` and ``p_holm`` (adjusted
+    within the metric's family), for a binary tested metric ``mcnemar`` (``p_value``,
+    ``compressor_only``, ``baseline_only``); a descriptive metric's holds the difference and its
+    interval only (``descriptive``: true). ``primary``: the label of the declared primary
+    comparison (against ``baseline`` on EM, unadjusted: ``summary["primary"]``), with
+    ``primary_chosen`` the record of how it was chosen.
     """
     keys = sorted({k for recs in records.values() for r in recs for k in r.get("metrics", {})})
     summary: dict[str, Any] = {
@@ -100,10 +140,11 @@ def build_summary(
         "pairing": "example id",
         "exact_test_max_pairs": EXACT_MAX_PAIRS,
         "metrics": {k: {"label": _describe(k, outputs).label, "unit": _describe(k, outputs).unit,
-                        "scale": _describe(k, outputs).scale, "binary": _describe(k, outputs).binary} for k in keys},
+                        "scale": _describe(k, outputs).scale, "binary": _describe(k, outputs).binary,
+                        "higher_is_better": _describe(k, outputs).higher_is_better} for k in keys},
         "compressors": {},
         "comparisons": {},
-        "p_adjustment": {"method": "holm", "comparisons": 0},
+        "p_adjustment": {"method": "holm", "comparisons": 0, "level": SIGNIFICANCE, "families": {}},
     }
     per_label: dict[str, dict[str, dict[str, float]]] = {}
     for label, recs in records.items():
@@ -119,21 +160,28 @@ def build_summary(
             ms = [m for m in ms if m == m]  # drop NaN: stage absent
             if ms:
                 latency[stage] = bootstrap_ci(ms, samples, confidence, derive_seed(seed, label, "latency", stage)).to_dict()
-        summary["compressors"][label] = {"n": len(recs), "values": {k: values[k] for k in keys if k in values},
-                                         "latency_ms": latency}
+        entry: dict[str, Any] = {"n": len(recs), "values": {k: values[k] for k in keys if k in values},
+                                 "latency_ms": latency}
+        prompt = prompt_token_stats(label, recs, samples, confidence, seed)
+        if prompt is not None:
+            entry["prompt_tokens"] = prompt
+        summary["compressors"][label] = entry
         per_label[label] = by_id
     if baseline is not None and baseline in per_label:
         _compare(summary, per_label, baseline, outputs, samples, confidence, seed)
+    if primary is not None:
+        summary["primary"] = _primary(summary, primary, primary_chosen)
     return summary
 
 
 def _compare(summary: dict[str, Any], per_label: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str,
              outputs: Mapping[str, MetricOutput], samples: int, confidence: float, seed: int) -> None:
-    """Paired tests of every compressor against ``baseline``, then Holm over all of them. Monte
-    Carlo p-values too small for ``samples`` sign patterns to resolve draw more, up to enough that
-    the family's Holm-adjusted p-values can reach :data:`HOLM_RESOLUTION`."""
+    """Paired tests of every compressor against ``baseline``, then Holm within each tested
+    metric's family (that metric, every compressor). Monte Carlo p-values too small for
+    ``samples`` sign patterns to resolve draw more, up to enough that the family's Holm-adjusted
+    p-values can reach :data:`HOLM_RESOLUTION`."""
     base = per_label[baseline]
-    pairs: list[tuple[str, str, list[float], list[float], int]] = []
+    pairs: dict[str, list[tuple[str, list[float], list[float], int]]] = {}
     for label, by_id in per_label.items():
         if label == baseline:
             continue
@@ -143,23 +191,62 @@ def _compare(summary: dict[str, Any], per_label: Mapping[str, Mapping[str, Mappi
                 continue
             _, ours, theirs, unpaired = pair_by_id(by_id[key], base[key])
             if len(ours) >= 2:
-                pairs.append((label, key, ours, theirs, unpaired))
-    max_patterns = math.ceil(len(pairs) / HOLM_RESOLUTION)
-    family = []
-    for label, key, ours, theirs, unpaired in pairs:
-        scale = _describe(key, outputs).scale
-        test = paired_comparison([v * scale for v in ours], [v * scale for v in theirs], samples, confidence,
-                                 derive_seed(seed, label, baseline, key), max_patterns).to_dict()
-        test["unpaired"] = unpaired
-        if _describe(key, outputs).binary:
-            only_ours, only_theirs = discordant_pairs(ours, theirs)
-            test["mcnemar"] = {"p_value": mcnemar_exact(ours, theirs), "compressor_only": only_ours,
-                               "baseline_only": only_theirs}
-        summary["comparisons"][label][key] = test
-        family.append(test)
-    for test, adjusted in zip(family, holm_adjust([t["p_value"] for t in family]), strict=True):
-        test["p_holm"] = adjusted
-    summary["p_adjustment"]["comparisons"] = len(family)
+                pairs.setdefault(key, []).append((label, ours, theirs, unpaired))
+    families = summary["p_adjustment"]["families"]
+    for key, members in pairs.items():
+        meta = _describe(key, outputs)
+        tested = is_tested(summary["metrics"][key])
+        max_patterns = math.ceil(len(members) / HOLM_RESOLUTION) if tested else 0
+        family = []
+        for label, ours, theirs, unpaired in members:
+            test = paired_comparison([v * meta.scale for v in ours], [v * meta.scale for v in theirs], samples,
+                                     confidence, derive_seed(seed, label, baseline, key), max_patterns).to_dict()
+            test["unpaired"] = unpaired
+            if not tested:
+                summary["comparisons"][label][key] = {k: test[k] for k in ("mean_difference", "low", "high", "n",
+                                                                           "confidence", "unpaired")} | {"descriptive": True}
+                continue
+            test["family"] = key
+            if meta.binary:
+                only_ours, only_theirs = discordant_pairs(ours, theirs)
+                test["mcnemar"] = {"p_value": mcnemar_exact(ours, theirs), "compressor_only": only_ours,
+                                   "baseline_only": only_theirs}
+            summary["comparisons"][label][key] = test
+            family.append(test)
+        if not family:
+            continue
+        for test, adjusted in zip(family, holm_adjust([t["p_value"] for t in family]), strict=True):
+            test["p_holm"] = adjusted
+        smallest = min(_smallest_p(t) for t in family)
+        families[key] = {"comparisons": len(family), "smallest_p": smallest,
+                         "smallest_adjusted": min(1.0, len(family) * smallest),
+                         "reachable": len(family) * smallest < SIGNIFICANCE,
+                         "n": max(int(t["n"]) for t in family)}
+    summary["p_adjustment"]["comparisons"] = sum(f["comparisons"] for f in families.values())
+
+
+def _smallest_p(test: Mapping[str, Any]) -> float:
+    """The smallest p-value the test could have given on its number of pairs: 2 / 2**n for the
+    exact sign-flip test (all differences of one sign), 1 / (B + 1) for B random patterns."""
+    if test["exact"]:
+        return min(1.0, 2.0 ** (1 - int(test["n"])))
+    return 1.0 / (int(test["patterns"]) + 1)
+
+
+def _primary(summary: Mapping[str, Any], label: str, chosen: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The declared primary comparison: ``label`` against the baseline on EM, on its own
+    (unadjusted; the same paired bootstrap interval and sign-flip p-value as the EM family's
+    entry, whose Holm value is the family's, not this test's)."""
+    out: dict[str, Any] = {"compressor": label, "baseline": summary["baseline"], "metric": PRIMARY_METRIC,
+                           "level": SIGNIFICANCE, "adjustment": "none (declared before the evaluation)",
+                           "chosen": dict(chosen or {})}
+    test = summary["comparisons"].get(label, {}).get(PRIMARY_METRIC)
+    if test is None:
+        why = ("the run has no EM (no reader)" if PRIMARY_METRIC not in summary["metrics"] else
+               f"'{label}' has fewer than 2 examples paired with '{summary['baseline']}'")
+        return out | {"error": f"no primary test: {why}"}
+    fields = ("mean_difference", "low", "high", "p_value", "n", "confidence", "exact", "patterns", "unpaired")
+    return out | {k: test[k] for k in fields} | {"significant": test["p_value"] < SIGNIFICANCE}
 
 
 def _stage_seconds(timings: Mapping[str, float], stage: str) -> float:
@@ -168,19 +255,103 @@ def _stage_seconds(timings: Mapping[str, float], stage: str) -> float:
     return float(timings[stage]) if stage in timings else float("nan")
 
 
+# -- formatting: one formatting of every number, shared by the terminal, summary.md and report.html --
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of the results table: a metric (``values``), the reader's prompt tokens or a
+    latency stage (``latency_ms:<stage>``, shown in seconds)."""
+
+    key: str
+    heading: str
+    unit: str
+    group: str  # outcome, efficiency, evidence, descriptive
+    secondary: bool = False
+
+    def stat(self, comp: Mapping[str, Any]) -> Mapping[str, float] | None:
+        if self.key.startswith("latency_ms:"):
+            return comp.get("latency_ms", {}).get(self.key.split(":", 1)[1])
+        if self.key == PROMPT_TOKENS:
+            return comp.get("prompt_tokens")
+        return comp.get("values", {}).get(self.key)
+
+
 def _columns(summary: Mapping[str, Any]) -> list[str]:
+    """The metric keys of the tables, in :data:`COLUMN_ORDER` (others after, by name)."""
     present = [k for k in summary["metrics"] if k not in _NOT_IN_TABLE]
     ordered = [k for k in COLUMN_ORDER if k in present]
     return ordered + sorted(k for k in present if k not in ordered)
+
+
+def _group(key: str, meta: Mapping[str, Any]) -> str:
+    if key in OUTCOME_METRICS:
+        return "outcome"
+    return "evidence" if is_tested(meta) else "descriptive"
+
+
+def _heading(meta: Mapping[str, Any]) -> str:
+    unit = meta["unit"]
+    return meta["label"] if not unit or unit.lower() == meta["label"].lower() else f"{meta['label']} ({unit})"
+
+
+def result_columns(summary: Mapping[str, Any]) -> list[Column]:
+    """Outcome metrics first, then efficiency (prompt tokens, context tokens, end-to-end
+    seconds), evidence, descriptive metrics and the compress / read seconds."""
+    meta = summary["metrics"]
+    keys = _columns(summary)
+    comps = summary["compressors"].values()
+    col = lambda k: Column(k, _heading(meta[k]), meta[k]["unit"], _group(k, meta[k]), k in SECONDARY)  # noqa: E731
+    out = [col(k) for k in keys if k in OUTCOME_METRICS]
+    if any("prompt_tokens" in c for c in comps):
+        out.append(Column(PROMPT_TOKENS, "prompt tokens", "tokens", "efficiency"))
+    if "compressed_tokens" in keys:
+        out.append(Column("compressed_tokens", "context tokens", "tokens", "efficiency", True))
+    stages = [s for s in ("total", "compress", "read") if any(s in c["latency_ms"] for c in comps)]
+    if "total" in stages:
+        out.append(Column("latency_ms:total", "end-to-end (s)", "s", "efficiency"))
+    out += [col(k) for k in keys if k not in OUTCOME_METRICS and k != "compressed_tokens"]
+    primary_latency = "total" not in stages
+    out += [Column(f"latency_ms:{s}", f"{s} (s)", "s", "efficiency", not (primary_latency and s == "compress"))
+            for s in stages if s != "total"]
+    return out
+
+
+def diff_columns(summary: Mapping[str, Any]) -> list[Column]:
+    """The paired table's columns: the tested metrics (outcome first), then the descriptive ones."""
+    meta = summary["metrics"]
+    keys = _columns(summary)
+    tested = [k for k in keys if is_tested(meta[k])]
+    return [Column(k, meta[k]["label"], meta[k]["unit"], _group(k, meta[k]), k in SECONDARY)
+            for k in tested + [k for k in keys if k not in tested]]
 
 
 def _digits(unit: str) -> int:
     return 0 if unit == "tokens" else 1
 
 
+def _second_digits(seconds: float) -> int:
+    """Decimals that give 2-3 significant figures (at least 0, at most 6)."""
+    if seconds == 0 or not math.isfinite(seconds):
+        return 2
+    return max(0, min(6, 2 - math.floor(math.log10(abs(seconds)))))
+
+
+def format_seconds(ms: float, digits: int | None = None) -> str:
+    seconds = ms / 1000
+    return f"{seconds:.{_second_digits(seconds) if digits is None else digits}f}"
+
+
 def _cell(stat: Mapping[str, float] | None, unit: str, brackets: bool) -> str:
+    """``mean [low, high]`` or ``mean±half-width``; unit ``s``: the stat is in ms, shown in seconds."""
     if not stat:
         return "-"
+    if unit == "s":
+        d = _second_digits(stat["mean"] / 1000)
+        mean, low, high = (format_seconds(stat[k], d) for k in ("mean", "low", "high"))
+        if brackets:
+            return f"{mean} [{low}, {high}]"
+        return f"{mean}±{format_seconds((stat['high'] - stat['low']) / 2, d)}"
     d = _digits(unit)
     if brackets:
         return f"{stat['mean']:.{d}f} [{stat['low']:.{d}f}, {stat['high']:.{d}f}]"
@@ -192,22 +363,34 @@ def _p(p: float) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
-def _diff_cell(test: Mapping[str, Any] | None, unit: str, brackets: bool, mark_exact: bool) -> str:
-    """Mean difference [CI] and p-values; ``*`` when the Holm-adjusted p is below SIGNIFICANCE."""
+def _family_reachable(summary: Mapping[str, Any], key: str) -> bool:
+    return bool(summary["p_adjustment"].get("families", {}).get(key, {}).get("reachable", True))
+
+
+def _diff_cell(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key: str, unit: str, brackets: bool,
+               mark_exact: bool) -> str:
+    """Mean difference [CI] and p-values; ``*`` when the Holm-adjusted p is below SIGNIFICANCE.
+    A descriptive metric: the difference and its interval only; a family no test can make
+    significant (too few questions): the unadjusted p (summary.md) or none (terminal)."""
     if not test:
         return "-"
     d = _digits(unit)
-    star = "*" if test["p_holm"] < SIGNIFICANCE else ""
+    diff = f"{test['mean_difference']:+.{d}f}"
+    interval = f"[{test['low']:+.{d}f}, {test['high']:+.{d}f}]"
+    if test.get("descriptive"):
+        return f"{diff} {interval}" if brackets else diff
     exact = " (exact)" if mark_exact and test["exact"] else ""
+    if not _family_reachable(summary, key):
+        return f"{diff} {interval} {_p(test['p_value'])} (unadjusted){exact}" if brackets else diff
+    star = "*" if test["p_holm"] < SIGNIFICANCE else ""
     if brackets:
         holm = "<0.001" if test["p_holm"] < 0.001 else f"{test['p_holm']:.3f}"
-        return (f"{test['mean_difference']:+.{d}f} [{test['low']:+.{d}f}, {test['high']:+.{d}f}] "
-                f"{_p(test['p_value'])}, Holm {holm}{star}{exact}")
-    return f"{test['mean_difference']:+.{d}f} {_p(test['p_holm'])}{star}{exact}"
+        return f"{diff} {interval} {_p(test['p_value'])}, Holm {holm}{star}{exact}"
+    return f"{diff} {_p(test['p_holm'])}{star}{exact}"
 
 
 def _tests(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [t for tests in summary["comparisons"].values() for t in tests.values()]
+    return [t for tests in summary["comparisons"].values() for t in tests.values() if not t.get("descriptive")]
 
 
 def _test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
@@ -236,25 +419,82 @@ def _unpaired_note(summary: Mapping[str, Any]) -> str | None:
             f"tests ({parts}).")
 
 
-def _heading(meta: Mapping[str, Any]) -> str:
-    unit = meta["unit"]
-    return meta["label"] if not unit or unit.lower() == meta["label"].lower() else f"{meta['label']} ({unit})"
+def family_note(summary: Mapping[str, Any]) -> str:
+    """What the Holm families are, in one sentence."""
+    families = summary["p_adjustment"].get("families", {})
+    if not families:
+        return "No tested metric has 2 paired examples."
+    sizes = sorted({f["comparisons"] for f in families.values()})
+    size = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]}-{sizes[-1]}"
+    return (f"Holm's correction within each metric's family ({len(families)} families of {size} comparison(s): that "
+            f"metric, every compressor against the baseline); descriptive columns (tokens, kept, empty) show the "
+            f"difference and its interval, untested.")
+
+
+def too_few_note(summary: Mapping[str, Any]) -> str | None:
+    """One line when some family cannot reach the level whatever the data: its smallest
+    attainable p-value, times the family's size (Holm's first step), is not below it."""
+    families = summary["p_adjustment"].get("families", {})
+    stuck = {k: f for k, f in families.items() if not f["reachable"]}
+    if not stuck:
+        return None
+    meta = summary["metrics"]
+    which = "every tested metric" if len(stuck) == len(families) else ", ".join(meta[k]["label"] for k in stuck)
+    f = min(stuck.values(), key=lambda f: f["smallest_adjusted"])  # even the most favourable of them
+    return (f"Too few questions to reach the level for {which}: with n = {f['n']} pairs the smallest attainable "
+            f"p is {f['smallest_p']:.3g}, {f['smallest_adjusted']:.3g} after Holm over {f['comparisons']} "
+            f"compressor(s), not below {SIGNIFICANCE}; no difference can be significant there, so Holm-adjusted "
+            f"p-values are not shown (unadjusted ones are, in summary.md and report.html).")
+
+
+def primary_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The primary comparison in a few plain lines (empty when none was declared)."""
+    primary = summary.get("primary")
+    if not primary:
+        return []
+    head = f"primary comparison (declared before the evaluation): {primary['compressor']} vs {primary['baseline']} on EM"
+    if "error" in primary:
+        return [head, f"  {primary['error']}"]
+    conf = int(round(primary["confidence"] * 100))
+    verdict = "below" if primary["significant"] else "not below"
+    lines = [head, f"  {primary['mean_difference']:+.1f} EM points [{primary['low']:+.1f}, {primary['high']:+.1f}] "
+             f"({conf}% paired bootstrap), {_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
+             f"n = {primary['n']}, no family correction): {verdict} {primary['level']}"]
+    chosen = primary.get("chosen") or {}
+    if chosen:
+        lines.append(f"  chosen: {chosen_text(chosen)}")
+    return lines
+
+
+def chosen_text(chosen: Mapping[str, Any]) -> str:
+    """The record of when and on what the primary compressor was chosen, as one line."""
+    parts = []
+    if chosen.get("by"):
+        parts.append(f"by {chosen['by']}")
+    if chosen.get("created_at"):
+        parts.append(f"on {chosen['created_at']}")
+    if chosen.get("rule"):
+        parts.append(f"rule '{chosen['rule']}'")
+    dev = chosen.get("development") or {}
+    if dev:
+        parts.append(f"{dev.get('questions', '?')} development questions of {dev.get('path', '?')} "
+                     f"(sha256 {str(dev.get('sha256', '?'))[:12]})")
+    if chosen.get("point"):
+        parts.append(f"point {chosen['point']}")
+    if chosen.get("note"):
+        parts.append(str(chosen["note"]))
+    return "; ".join(parts) or "(no record)"
 
 
 def _rows(summary: Mapping[str, Any], brackets: bool) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
-    cols = _columns(summary)
-    meta = summary["metrics"]
-    header = ["compressor", "n"] + [_heading(meta[k]) for k in cols]
-    stages = [s for s in ("compress", "read") if any(s in c["latency_ms"] for c in summary["compressors"].values())]
-    header += [f"{s} (ms)" for s in stages]
-    rows = []
-    for label, comp in summary["compressors"].items():
-        row = [label, str(comp["n"])] + [_cell(comp["values"].get(k), meta[k]["unit"], brackets) for k in cols]
-        row += [_cell(comp["latency_ms"].get(s), "ms", brackets) for s in stages]
-        rows.append(row)
-    diff_header = ["compressor"] + [meta[k]["label"] for k in cols]
+    cols = result_columns(summary)
+    header = ["compressor", "n"] + [c.heading for c in cols]
+    rows = [[label, str(comp["n"])] + [_cell(c.stat(comp), c.unit, brackets) for c in cols]
+            for label, comp in summary["compressors"].items()]
+    dcols = diff_columns(summary)
+    diff_header = ["compressor"] + [c.heading if c.group != "descriptive" else f"{c.heading} (no test)" for c in dcols]
     mark_exact = _test_method(summary)[1]
-    diff_rows = [[label] + [_diff_cell(tests.get(k), meta[k]["unit"], brackets, mark_exact) for k in cols]
+    diff_rows = [[label] + [_diff_cell(summary, tests.get(c.key), c.key, c.unit, brackets, mark_exact) for c in dcols]
                  for label, tests in summary["comparisons"].items()]
     return header, rows, diff_header, diff_rows
 
@@ -269,15 +509,17 @@ def format_table(summary: Mapping[str, Any]) -> str:
     """The terminal table: mean ± half the CI width, then differences against the baseline."""
     header, rows, diff_header, diff_rows = _rows(summary, brackets=False)
     conf = int(round(summary["confidence"] * 100))
-    out = [_fixed(header, rows), f"(mean ± half-width of the {conf}% bootstrap CI; percentages x100)"]
+    out = [_fixed(header, rows), f"(mean ± half-width of the {conf}% bootstrap CI; percentages x100; seconds per question)"]
+    if summary.get("primary"):
+        out += ["", *primary_lines(summary)]
     if diff_rows:
         method, _ = _test_method(summary)
-        family = summary["p_adjustment"]["comparisons"]
         out += ["", f"difference vs '{summary['baseline']}' (paired by example id; * Holm-adjusted p < {SIGNIFICANCE})",
-                f"(p: {method}; Holm-adjusted over the {family} comparisons below)", _fixed(diff_header, diff_rows)]
-        note = _unpaired_note(summary)
-        if note:
-            out.append(note)
+                f"(p: {method}; Holm-adjusted within each metric's family: that metric, the "
+                f"{len(diff_rows)} compressor(s) below)", _fixed(diff_header, diff_rows)]
+        for note in (too_few_note(summary), _unpaired_note(summary)):
+            if note:
+                out.append(note)
     return "\n".join(out)
 
 
@@ -302,47 +544,75 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation") -> str:
-    """``summary.md``: the results table with CIs, paired tests and per-stage latency."""
+    """``summary.md``: the primary comparison, the results table with CIs, paired tests and
+    per-stage latency."""
     header, rows, diff_header, diff_rows = _rows(summary, brackets=True)
     conf = int(round(summary["confidence"] * 100))
-    parts = [f"# {_md(title)}", "", f"Means with {conf}% percentile-bootstrap confidence intervals "
-             f"({summary['bootstrap_samples']} resamples, seed {summary['seed']}); percentages x100.", "",
-             _md_table(header, rows)]
+    parts = [f"# {_md(title)}", ""]
+    if summary.get("primary"):
+        parts += ["## Primary comparison", "", *(_md(line.strip()) + "  " for line in primary_lines(summary)), ""]
+    parts += [f"Means with {conf}% percentile-bootstrap confidence intervals "
+              f"({summary['bootstrap_samples']} resamples, seed {summary['seed']}); percentages x100; seconds "
+              "per question.", "", _md_table(header, rows)]
     if diff_rows:
         method, _ = _test_method(summary)
-        family = summary["p_adjustment"]["comparisons"]
         parts += ["", f"## Difference vs {_md(summary['baseline'])}", "",
                   f"Paired by example id: mean difference, paired-bootstrap {conf}% CI, p-value of the {method}, "
-                  f"and the p-value after Holm's correction over all {family} comparisons in this table; "
+                  f"and the Holm-adjusted p-value. {family_note(summary)} "
                   f"`*`: Holm-adjusted p < {SIGNIFICANCE}. See docs/statistics.md.", "",
                   _md_table(diff_header, diff_rows)]
-        note = _unpaired_note(summary)
-        if note:
-            parts += ["", _md(note)]
+        for note in (too_few_note(summary), _unpaired_note(summary)):
+            if note:
+                parts += ["", _md(note)]
         parts += _mcnemar_section(summary)
     stages = [s for s in LATENCY_STAGES if any(s in c["latency_ms"] for c in summary["compressors"].values())]
     if stages:
-        lat_rows = [[label] + [_cell(c["latency_ms"].get(s), "ms", True) for s in stages]
+        lat_rows = [[label] + [_cell(c["latency_ms"].get(s), "s", True) for s in stages]
                     for label, c in summary["compressors"].items()]
-        parts += ["", "## Latency per example (ms)", "",
+        parts += ["", "## Latency per example (s)", "",
                   "Stage timings from each compression; compress = the whole compress() call; read = the "
                   "reader's time (with a reading batch of N examples, each example's share of the batch); "
                   "total = compress + read.", "", _md_table(["compressor", *stages], lat_rows)]
     return "\n".join(parts) + "\n"
 
 
-def _mcnemar_section(summary: Mapping[str, Any]) -> list[str]:
-    """Binary metrics: the discordant pairs and the exact McNemar p-value (a second opinion)."""
+def mcnemar_rows(summary: Mapping[str, Any]) -> tuple[list[list[str]], int]:
+    """McNemar rows (compressor, metric, compressor only, baseline only, p) of the binary tested
+    metrics, leaving out pairs with no discordant example (nothing to test); their count."""
     meta = summary["metrics"]
-    rows = [[label, _md(meta[key]["label"]), str(t["mcnemar"]["compressor_only"]), str(t["mcnemar"]["baseline_only"]),
-             _p(t["mcnemar"]["p_value"])]
-            for label, tests in summary["comparisons"].items() for key, t in tests.items() if "mcnemar" in t]
-    if not rows:
+    rows, left_out = [], 0
+    for label, tests in summary["comparisons"].items():
+        for key, t in tests.items():
+            if "mcnemar" not in t:
+                continue
+            m = t["mcnemar"]
+            if m["compressor_only"] + m["baseline_only"] == 0:
+                left_out += 1
+                continue
+            rows.append([label, meta[key]["label"], str(m["compressor_only"]), str(m["baseline_only"]),
+                         _p(m["p_value"])])
+    return rows, left_out
+
+
+def mcnemar_left_out_note(left_out: int) -> str:
+    return (f"{left_out} comparison(s) with no discordant example (both sides agree on every question) are left "
+            "out: McNemar's test has nothing to test there.")
+
+
+def _mcnemar_section(summary: Mapping[str, Any]) -> list[str]:
+    """Binary outcome metrics: the discordant pairs and the exact McNemar p-value (a second opinion)."""
+    rows, left_out = mcnemar_rows(summary)
+    if not rows and not left_out:
         return []
-    return ["", "## Binary metrics: exact McNemar test", "",
-            f"Examples where only the compressor (only {_md(summary['baseline'])}) scores 1, and the two-sided "
-            "exact McNemar p-value (binomial test on those discordant examples; not Holm-adjusted).", "",
-            _md_table(["compressor", "metric", "compressor only", "baseline only", "McNemar p"], rows)]
+    out = ["", "## Binary metrics: exact McNemar test", "",
+           f"Examples where only the compressor (only {_md(summary['baseline'])}) scores 1, and the two-sided "
+           "exact McNemar p-value (binomial test on those discordant examples; not Holm-adjusted).", ""]
+    if rows:
+        out.append(_md_table(["compressor", "metric", "compressor only", "baseline only", "McNemar p"],
+                             [[r[0], _md(r[1]), *r[2:]] for r in rows]))
+    if left_out:
+        out += ["", mcnemar_left_out_note(left_out)]
+    return out
 
 
 # The same cells for other renderings (the HTML report): one formatting of every number.
@@ -352,3 +622,4 @@ test_method = _test_method
 unpaired_note = _unpaired_note
 format_cell = _cell
 format_p = _p
+format_diff = _diff_cell

@@ -15,7 +15,7 @@ from ragsift.evaluation.report import build_summary, format_markdown
 from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.types import Example
 
-__all__ = ["summarise", "collect_records"]
+__all__ = ["summarise", "collect_records", "primary_record"]
 
 
 def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
@@ -36,12 +36,31 @@ def collect_records(path: Path, examples: Sequence[Example]) -> list[dict[str, A
     return [by_id[ex.id] for ex in examples if ex.id in by_id]
 
 
+def primary_record(plan: RunPlan) -> dict[str, Any]:
+    """When and on what the primary compressor was chosen: ``[evaluation] primary_chosen_on``
+    (free text) and, when the config is a frozen ``ragsift tune`` config that chose it, its
+    ``[tuned]`` record (rule, development file and hash, the sweep, the chosen point)."""
+    out: dict[str, Any] = {}
+    label = plan.settings.primary
+    tuned = plan.config.tuned or {}
+    if label is not None and label in (tuned.get("chosen") or {}):
+        dev = tuned.get("development") or {}
+        out = {"by": "ragsift tune", "created_at": tuned.get("created_at"),
+               "rule": (tuned.get("rule") or {}).get("text"), "tuning_config": tuned.get("tuning_config"),
+               "development": {k: dev.get(k) for k in ("path", "sha256", "questions")},
+               "sweep": tuned.get("sweep"), "point": tuned["chosen"][label]}
+    if plan.settings.primary_chosen_on:
+        out["note"] = plan.settings.primary_chosen_on
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     """The summary of ``records`` (label -> records, in example order), written as summary.json
     and summary.md (and the predictions as Parquet with ``--parquet`` or ``[evaluation] parquet``)."""
     settings = plan.settings
     summary = build_summary(records, _outputs(plan.metrics), baseline=plan.baseline, samples=settings.bootstrap_samples,
-                            confidence=settings.confidence, seed=settings.seed)
+                            confidence=settings.confidence, seed=settings.seed,
+                            primary=settings.primary, primary_chosen=primary_record(plan) if settings.primary else None)
     examples = plan.run_examples()
     summary = {"run_dir": str(run_dir), "config": str(plan.config.source), "examples": examples, **summary}
     for label, family in plan.families.items():  # a sweep's points: one line per family in the report

@@ -76,7 +76,10 @@ class EvaluationSettings(BaseModel):
     example before timing each compressor. ``repeats``: each example is compressed (and read)
     this many times and the stage timings averaged (EXIT reports the mean of 5). ``baseline``:
     the compressor label the paired test compares against (default: ``none`` when present, else
-    the first compressor). ``tokenizer``: the model whose tokenizer counts tokens (default: the
+    the first compressor). ``primary``: the compressor label of the run's primary comparison,
+    declared before the evaluation (against the baseline on EM, reported on its own, unadjusted;
+    docs/statistics.md), with ``primary_chosen_on`` saying when and on what it was chosen (a
+    ``[tuned]`` record of ``ragsift tune`` naming it is recorded too). ``tokenizer``: the model whose tokenizer counts tokens (default: the
     reader's, else the offline SmolLM2). ``batch_size``: examples compressed and then read
     together (the reader batches or sends them concurrently). ``cache``: where per-sentence
     scores and reader answers are cached (``run``: RUN_DIR/cache, the default; ``shared``:
@@ -99,6 +102,8 @@ class EvaluationSettings(BaseModel):
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
     seed: int = 0
     baseline: str | None = None
+    primary: str | None = Field(None, description="the compressor of the primary comparison (vs the baseline, on EM)")
+    primary_chosen_on: str | None = Field(None, description="when and on what the primary compressor was chosen")
     tokenizer: str | None = None
     batch_size: int = Field(1, ge=1, le=4096)
     cache: bool | str = Field("run", description="score and answer cache: run, shared, off or a folder")
@@ -152,6 +157,15 @@ class EvaluationSettings(BaseModel):
         baseline = self.baseline or ("none" if "none" in labels else labels[0])
         if baseline not in labels:
             raise ConfigError(f"{owner}: baseline '{baseline}' is not a compressor label ({', '.join(labels)}).")
+        if self.primary is not None:
+            if self.primary in families and self.primary not in labels:
+                raise ConfigError(f"{owner}: primary '{self.primary}' is a sweep family; name one of its points (or "
+                                  "freeze the choice with 'ragsift tune' and evaluate the frozen config).")
+            if self.primary not in labels:
+                raise ConfigError(f"{owner}: primary '{self.primary}' is not a compressor label ({', '.join(labels)}).")
+            if self.primary == baseline:
+                raise ConfigError(f"{owner}: primary '{self.primary}' is the baseline; the primary comparison is "
+                                  "another compressor against it.")
         unknown = sorted(set(self.limits) - set(labels) - set(families))
         if unknown:
             raise ConfigError(f"{owner} limits: {', '.join(unknown)} not compressor label(s) ({', '.join(labels)}).")

@@ -40,9 +40,12 @@ def test_summary_values_latency_and_comparisons() -> None:
     assert build_summary(records, outputs, baseline="none", samples=500, seed=3) == summary
 
     table = format_table(summary)
-    assert "EM (%)" in table and "75.0±" in table and "difference vs 'none'" in table and "+50.0 p=" in table
+    assert "EM (%)" in table and "75.0±" in table and "difference vs 'none'" in table
+    # EM is the first metric column; 4 pairs cannot reach the level (2/16 = 0.125): one line says so
+    assert table.splitlines()[0].split()[:3] == ["compressor", "n", "EM"]
+    assert "Too few questions to reach the level" in table and "0.520±" in table  # end-to-end seconds
     markdown = format_markdown(summary)
-    assert "| exit | 4 | " in markdown and "## Latency per example (ms)" in markdown and "| total |" in markdown
+    assert "| exit | 4 | " in markdown and "## Latency per example (s)" in markdown and "| total |" in markdown
 
 
 def test_no_baseline_no_comparisons() -> None:
@@ -104,33 +107,113 @@ def test_a_repeated_example_id_is_refused() -> None:
         build_summary(records, {}, baseline="none")
 
 
-def test_holm_over_every_comparison_of_the_table() -> None:
+def test_holm_within_each_metric_family_matches_hand_computed_values() -> None:
+    """Issue 27: one Holm family per tested metric (every compressor against the baseline), not
+    one over the whole table. Eight questions, exact sign-flip p-values known by hand."""
     outputs = {**ExactMatchMetric.outputs, **TokenF1Metric.outputs}
-    ids = [f"q{i}" for i in range(6)]
-    def recs(label: str, em: float) -> list[dict]:  # type: ignore[type-arg]
-        return [{"id": i, "metrics": {"em": em, "f1": 0.5}, "timings": {}} for i in ids]
-    records = {"none": recs("none", 0.0), "exit": recs("exit", 1.0), "bm25": recs("bm25", 1.0)}
+    ids = [f"q{i}" for i in range(8)]
+    def recs(em: list[float], f1: list[float]) -> list[dict]:  # type: ignore[type-arg]
+        return [{"id": i, "metrics": {"em": e, "f1": f}, "timings": {}} for i, e, f in zip(ids, em, f1, strict=True)]
+    records = {"none": recs([0.0] * 8, [0.5] * 8),
+               "a": recs([1.0] * 8, [0.75] * 8),        # EM +100 everywhere; F1 +25 everywhere
+               "b": recs([1.0] * 7 + [0.0], [0.5] * 8),  # EM +100 on 7 of 8; F1 the same
+               "c": recs([0.0] * 8, [0.5] * 8)}          # identical to the baseline
     summary = build_summary(records, outputs, baseline="none", samples=200)
-    # EM: +100 on all 6 examples -> p = 2/64 for exit and for bm25; F1: identical -> p = 1.
-    # Holm over the 4 comparisons: 0.03125 x 4 = 0.125, 0.03125 x 3 -> 0.125, 1, 1
-    assert summary["p_adjustment"] == {"method": "holm", "comparisons": 4}
-    for label in ("exit", "bm25"):
-        em, f1 = summary["comparisons"][label]["em"], summary["comparisons"][label]["f1"]
-        assert em["p_value"] == pytest.approx(2 / 64) and em["p_holm"] == pytest.approx(0.125)
-        assert f1["p_value"] == 1.0 and f1["p_holm"] == 1.0
-        assert em["mcnemar"] == {"p_value": pytest.approx(2 / 64), "compressor_only": 6, "baseline_only": 0}
-        assert "mcnemar" not in f1  # F1 is not binary
+    comp = summary["comparisons"]
+    # p by hand: a constant shift on 8 pairs reaches its sum under 2 of 256 patterns; 7 shifts and a
+    # zero under 2 x 2 of 256 (the zero's sign does not matter); identical values p = 1
+    assert comp["a"]["em"]["p_value"] == pytest.approx(2 / 256) and comp["b"]["em"]["p_value"] == pytest.approx(4 / 256)
+    assert comp["c"]["em"]["p_value"] == 1.0 and comp["a"]["f1"]["p_value"] == pytest.approx(2 / 256)
+    # EM family (m = 3): 3 x 2/256 = 0.0234375, max(that, 2 x 4/256) = 0.03125, 1
+    assert [comp[k]["em"]["p_holm"] for k in "abc"] == pytest.approx([0.0234375, 0.03125, 1.0])
+    # F1 family (m = 3): 3 x 2/256, then 1, 1 (over the whole table of 6 it would be 6 x 2/256 = 0.047)
+    assert [comp[k]["f1"]["p_holm"] for k in "abc"] == pytest.approx([0.0234375, 1.0, 1.0])
+    assert {t["family"] for tests in comp.values() for t in tests.values()} == {"em", "f1"}
+    families = summary["p_adjustment"]["families"]
+    assert families["em"]["comparisons"] == families["f1"]["comparisons"] == 3 and summary["p_adjustment"]["comparisons"] == 6
+    assert families["em"]["reachable"] and families["em"]["smallest_adjusted"] == pytest.approx(3 * 2 / 256)
     table = format_table(summary)
-    assert "+100.0 p=0.125" in table and "*" not in table.split("difference vs")[1].split("\n", 2)[2]
-    assert "exact two-sided sign-flip test" in table and "Holm-adjusted over the 4 comparisons" in table
+    assert "+100.0 p=0.023*" in table and "+87.5 p=0.031*" in table and "Too few questions" not in table
     markdown = format_markdown(summary)
-    assert "+100.0 [+100.0, +100.0] p=0.031, Holm 0.125 |" in markdown
-    assert "## Binary metrics: exact McNemar test" in markdown and "| exit | EM | 6 | 0 | p=0.031 |" in markdown
+    assert "+100.0 [+100.0, +100.0] p=0.008, Holm 0.023* |" in markdown
+    # McNemar: EM only (F1 is not binary), and c (no discordant question) left out with a count
+    assert "| a | EM | 8 | 0 | p=0.008 |" in markdown and "| c | EM |" not in markdown
+    assert "1 comparison(s) with no discordant example" in markdown
+    assert "mcnemar" not in comp["a"]["f1"]
+
+
+def test_descriptive_metrics_get_an_interval_and_no_test() -> None:
+    """Tokens / kept / empty are shown with the difference's interval, outside every Holm family."""
+    from ragsift.metrics.compression import EmptyCompressionMetric, TokenCountMetric
+    outputs = {**ExactMatchMetric.outputs, **TokenCountMetric.outputs, **EmptyCompressionMetric.outputs}
+    ids = [f"q{i}" for i in range(8)]
+    def recs(em: float, tokens: float) -> list[dict]:  # type: ignore[type-arg]
+        return [{"id": i, "metrics": {"em": em, "compressed_tokens": tokens + k, "empty": 0.0}, "timings": {}}
+                for k, i in enumerate(ids)]
+    summary = build_summary({"none": recs(0.0, 1400), "bm25": recs(1.0, 200)}, outputs, baseline="none", samples=200)
+    tokens = summary["comparisons"]["bm25"]["compressed_tokens"]
+    assert tokens["descriptive"] and tokens["mean_difference"] == pytest.approx(-1200) and "p_value" not in tokens
+    assert "p_holm" not in summary["comparisons"]["bm25"]["empty"] and "mcnemar" not in summary["comparisons"]["bm25"]["empty"]
+    assert set(summary["p_adjustment"]["families"]) == {"em"} and summary["p_adjustment"]["comparisons"] == 1
+    assert "Tokens (no test)" in format_table(summary) and "-1200 [-1200, -1200] |" in format_markdown(summary)
+
+
+def test_too_few_questions_to_reach_the_level_is_one_line() -> None:
+    """n = 6: the smallest exact p is 2/64; with two compressors in the family Holm's first step
+    gives 0.0625 at best, so no star is possible; the tables say so instead of a column of 1.000."""
+    ids = [f"q{i}" for i in range(6)]
+    def recs(em: float) -> list[dict]:  # type: ignore[type-arg]
+        return [{"id": i, "metrics": {"em": em}, "timings": {}} for i in ids]
+    records = {"none": recs(0.0), "exit": recs(1.0), "bm25": recs(1.0)}
+    summary = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200)
+    assert summary["p_adjustment"]["families"]["em"]["reachable"] is False
+    assert summary["p_adjustment"]["families"]["em"]["smallest_adjusted"] == pytest.approx(0.0625)
+    for text in (format_table(summary), format_markdown(summary)):
+        line = next(line for line in text.splitlines() if line.startswith("Too few questions to reach the level"))
+        assert "n = 6 pairs" in line and "0.0312" in line and "0.0625" in line
+        assert "1.000" not in text and "Holm 0.062" not in text
+    assert "+100.0 [+100.0, +100.0] p=0.031 (unadjusted)" in format_markdown(summary)
+    # one more question (n = 7: 2 x 2/128 = 0.03125 < 0.05) and the line goes away
+    ids.append("q6")
+    assert "Too few" not in format_table(build_summary({k: recs(v) for k, v in (("none", 0.0), ("exit", 1.0),
+                                                                                 ("bm25", 1.0))},
+                                                       ExactMatchMetric.outputs, baseline="none", samples=200))
+
+
+def test_the_primary_comparison_is_reported_alone_and_first() -> None:
+    """Issue 23 item 3: the declared compressor against the baseline on EM, unadjusted, above the
+    Holm-corrected table, with the record of how it was chosen."""
+    ids = [f"q{i}" for i in range(8)]
+    def recs(em: list[float]) -> list[dict]:  # type: ignore[type-arg]
+        return [{"id": i, "metrics": {"em": e}, "timings": {}} for i, e in zip(ids, em, strict=True)]
+    records = {"none": recs([0.0] * 8), "tuned": recs([1.0] * 7 + [0.0]), "other": recs([1.0] * 8),
+               "third": recs([1.0] * 8)}
+    chosen = {"by": "ragsift tune", "rule": "highest EM", "development": {"path": "dev.json", "sha256": "ab" * 32,
+                                                                         "questions": 205}}
+    summary = build_summary(records, ExactMatchMetric.outputs, baseline="none", samples=200, primary="tuned",
+                            primary_chosen=chosen)
+    primary = summary["primary"]
+    # 7 shifts and a zero: p = 4/256 unadjusted; in the EM family of 3 Holm gives it
+    # max(3 x 2/256, 2 x 2/256, 1 x 4/256) = 0.0234: the primary test keeps its own p
+    assert primary["p_value"] == pytest.approx(4 / 256) and primary["significant"]
+    assert summary["comparisons"]["tuned"]["em"]["p_holm"] == pytest.approx(3 * 2 / 256) > primary["p_value"]
+    assert primary["mean_difference"] == pytest.approx(87.5) and primary["compressor"] == "tuned"
+    assert primary["chosen"] == chosen and primary["baseline"] == "none"
+    table = format_table(summary)
+    assert table.index("primary comparison") < table.index("difference vs 'none'")
+    assert "p=0.016 (exact sign-flip, n = 8, no family correction): below 0.05" in table
+    assert "205 development questions of dev.json (sha256 abababababab)" in table
+    markdown = format_markdown(summary)
+    assert markdown.index("## Primary comparison") < markdown.index("| compressor | n |")
+    # no EM (a run without reader): the primary test says why it is missing
+    no_em = build_summary({k: [{"id": "q0", "metrics": {}, "timings": {}}] for k in ("none", "tuned")}, {},
+                          baseline="none", primary="tuned")
+    assert no_em["primary"]["error"] == "no primary test: the run has no EM (no reader)"
 
 
 def test_a_clear_difference_survives_holm_over_a_wide_table() -> None:
-    # 100 examples, 12 compressors x 2 metrics: 24 comparisons. 1,000 sign patterns alone floor
-    # each Monte Carlo p at 1/1001, so Holm at 24/1001 = 0.024 at best and at 0.06 with 60; the
+    # 100 examples, 12 compressors x 2 metrics: two families of 12. 1,000 sign patterns alone floor
+    # each Monte Carlo p at 1/1001, so Holm at 12/1001 = 0.012 at best and at 0.06 with 60; the
     # summary draws more patterns for the poorly resolved ones, enough for Holm to reach 0.001
     outputs = {**ExactMatchMetric.outputs, **TokenF1Metric.outputs}
     rng = np.random.default_rng(4)
@@ -142,10 +225,11 @@ def test_a_clear_difference_survives_holm_over_a_wide_table() -> None:
     for k in range(11):
         records[f"noise{k}"] = recs(rng.random(100) < 0.3, rng.random(100) * 0.5)
     summary = build_summary(records, outputs, baseline="none", samples=1000)
-    assert summary["p_adjustment"]["comparisons"] == 24
+    assert summary["p_adjustment"]["comparisons"] == 24 and summary["p_adjustment"]["families"]["em"]["comparisons"] == 12
     for key in ("em", "f1"):
         test = summary["comparisons"]["oracle"][key]
-        assert test["patterns"] == 24_000 and test["p_holm"] == pytest.approx(24 / 24_001) and test["p_holm"] < 0.05
+        # each metric's family: the 12 compressors (Holm can reach 0.001 within it)
+        assert test["patterns"] == 12_000 and test["p_holm"] == pytest.approx(12 / 12_001) and test["p_holm"] < 0.05
     assert all(summary["comparisons"][f"noise{k}"]["em"]["p_holm"] > 0.05 for k in range(11))
 
 
