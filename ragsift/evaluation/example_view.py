@@ -1,9 +1,13 @@
-"""The report's per-example view: every compressor's kept and dropped sentences, gold evidence,
-the reader's answer and the gold answers, as HTML (all text escaped: it is untrusted input).
+"""The report's per-example view: every compressor's kept and dropped sentences, their scores and
+ranks, gold evidence, the reader's answer and the gold answers, as the data the report's
+template draws (``templates/example.html.j2``; the template engine escapes every text: it is
+untrusted input).
 
 Each document is written once per example. Its text is cut at every sentence boundary of every
 compressor and at every gold span boundary; each piece carries the classes of the compressors
-that kept it (``k0``, ``k3``, ...) and ``gold`` when it lies in a gold span. A radio button per
+that kept it (``k0``, ``k3``, ...), its score level per compressor (``s0-4``: top quarter of that
+compressor's scores on the example), and ``gold`` when it lies in a gold span; its tooltip gives
+every compressor's rank and score. A radio button per
 compressor (pure CSS, no script) chooses whose decisions are highlighted, so ten compressors cost
 a few classes per piece instead of ten copies of the documents. Examples where the compressors
 disagree (different EM, else different F1, else different kept text) come first.
@@ -11,7 +15,6 @@ disagree (different EM, else different F1, else different kept text) come first.
 
 from __future__ import annotations
 
-import html
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ExampleView", "build_views", "order_views", "render_view", "view_css", "DocumentText"]
+__all__ = ["ExampleView", "build_views", "order_views", "view_context", "view_css", "DocumentText", "Piece",
+           "document_pieces", "score_ranks", "kept_masks", "SCORE_SHADES"]
 
 
 @dataclass(frozen=True)
@@ -141,24 +145,67 @@ def _pieces(length: int, cuts: set[int]) -> list[tuple[int, int]]:
     return list(itertools.pairwise(points))
 
 
-def _document_html(index: int, doc: DocumentText, view: ExampleView, labels: Sequence[str],
-                   masks: Mapping[str, list[np.ndarray]]) -> str:
+#: score shading levels: a sentence in the top quarter of its compressor's scores (on that example)
+#: gets level 4, the bottom quarter level 1 (unscored sentences: none)
+SCORE_LEVELS = 4
+#: background of a dropped sentence per level (light to dark blue); kept sentences stay green
+SCORE_SHADES = ("#eef3fb", "#dbe6f7", "#c3d5f2", "#a9c3ec")
+
+
+def score_ranks(record: Mapping[str, Any]) -> dict[int, tuple[float, int, int]]:
+    """sentence index -> (score, rank, count) among the record's scored sentences (rank 1: the
+    highest score; ties by position)."""
+    scored = [(i, float(s["score"])) for i, s in enumerate(record.get("sentences", [])) if s.get("score") is not None]
+    order = sorted(scored, key=lambda t: (-t[1], t[0]))
+    return {i: (score, rank, len(order)) for rank, (i, score) in enumerate(order, start=1)}
+
+
+def _level(rank: int, count: int) -> int:
+    return SCORE_LEVELS - min(SCORE_LEVELS - 1, (rank - 1) * SCORE_LEVELS // max(count, 1))
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of document text with no sentence or gold boundary inside: its CSS classes (who kept
+    it, score levels, gold) and its tooltip (each compressor's score and rank)."""
+
+    text: str
+    classes: str
+    title: str
+
+
+def document_pieces(index: int, doc: DocumentText, view: ExampleView, labels: Sequence[str],
+                    masks: Mapping[str, list[np.ndarray]]) -> list[Piece]:
+    """The pieces of document ``index``: ``k{i}`` kept by compressor i, ``s{i}-{level}`` its score
+    level for compressor i, ``gold`` inside a gold span."""
     cuts: set[int] = set()
+    spans: dict[str, list[tuple[int, int, tuple[float, int, int]]]] = {}
     for label in labels:
-        for s in (view.records[label].get("sentences", []) if label in view.records else []):
+        record = view.records.get(label)
+        if record is None:
+            continue
+        ranks = score_ranks(record)
+        for i, s in enumerate(record.get("sentences", [])):
             if int(s["doc"]) == index:
                 cuts.update((int(s["start"]), int(s["end"])))
+                if i in ranks:
+                    spans.setdefault(label, []).append((int(s["start"]), int(s["end"]), ranks[i]))
     for start, end in doc.gold:
         cuts.update((start, end))
     out = []
     for start, end in _pieces(len(doc.text), cuts):  # no boundary inside a piece: its first character decides
         classes = [f"k{i}" for i, label in enumerate(labels) if label in masks and masks[label][index][start]]
+        tips = []
+        for i, label in enumerate(labels):
+            for s_start, s_end, (score, rank, count) in spans.get(label, []):
+                if s_start <= start < s_end:
+                    classes.append(f"s{i}-{_level(rank, count)}")
+                    tips.append(f"{label}: rank {rank}/{count}, score {score:.3g}")
+                    break
         if any(s <= start and end <= e for s, e in doc.gold):
             classes.append("gold")
-        text = html.escape(doc.text[start:end])
-        out.append(f'<span class="{" ".join(classes)}">{text}</span>' if classes else text)
-    return (f'<div class="doc"><div class="title">{html.escape(doc.title)}</div>'
-            f'<p>{"".join(out)}</p></div>')
+        out.append(Piece(doc.text[start:end], " ".join(classes), "; ".join(tips)))
+    return out
 
 
 def _metric(record: Mapping[str, Any], key: str, scale: float = 100.0) -> str:
@@ -166,61 +213,47 @@ def _metric(record: Mapping[str, Any], key: str, scale: float = 100.0) -> str:
     return "–" if value is None else f"{value * scale:.0f}"
 
 
-def _row(i: int, label: str, record: Mapping[str, Any] | None, with_reader: bool) -> str:
-    if record is None:
-        return f'<tr><td class="c{i}">{html.escape(label)}</td><td colspan="7" class="muted">not run on this example</td></tr>'
-    kept = sum(1 for s in record.get("sentences", []) if s.get("kept"))
-    total = len(record.get("sentences", []))
-    tokens = record.get("metrics", {}).get("compressed_tokens")
-    cells = [f"{kept}/{total}", "–" if tokens is None else f"{tokens:.0f}", _metric(record, "evidence_precision"),
-             _metric(record, "evidence_recall")]
-    if with_reader:
-        prediction = record.get("prediction")
-        answer = '<span class="muted">not read</span>' if prediction is None else html.escape(str(prediction))
+def view_rows(view: ExampleView, labels: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per compressor of the example's table (``record`` None: not run on it)."""
+    rows = []
+    for i, label in enumerate(labels):
+        record = view.records.get(label)
+        if record is None:
+            rows.append({"index": i, "label": label, "record": None})
+            continue
+        tokens = record.get("metrics", {}).get("compressed_tokens")
         em = record.get("metrics", {}).get("em")
-        mark = "" if em is None else (' class="right"' if em == 1 else ' class="wrong"')
-        cells += [f"<span{mark}>{answer}</span>", _metric(record, "em"), _metric(record, "f1")]
-    return f'<tr><td class="c{i}">{html.escape(label)}</td>' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+        rows.append({"index": i, "label": label, "record": record,
+                     "kept": f"{sum(1 for s in record.get('sentences', []) if s.get('kept'))}/"
+                             f"{len(record.get('sentences', []))}",
+                     "tokens": "–" if tokens is None else f"{tokens:.0f}",
+                     "ev_p": _metric(record, "evidence_precision"), "ev_r": _metric(record, "evidence_recall"),
+                     "prediction": record.get("prediction"), "em_class": "" if em is None else
+                     ("right" if em == 1 else "wrong"), "em": _metric(record, "em"), "f1": _metric(record, "f1")})
+    return rows
 
 
-def render_view(view: ExampleView, labels: Sequence[str], with_reader: bool, default: str, open_: bool = False,
-                kept_badge: bool = True) -> str:
-    """One collapsible example: the question, badges, a table per compressor, then the documents
-    with a radio button per compressor choosing whose kept sentences are highlighted.
-    ``kept_badge``: mark an example whose kept text differs between compressors (pointless when
-    every example's does)."""
-    key = f"x{view.position}"
-    badges = []
-    if view.em_differs:
-        badges.append('<span class="badge em">EM differs</span>')
-    elif view.f1_spread > 0:
-        badges.append('<span class="badge f1">F1 differs</span>')
-    if view.kept_differs and kept_badge:
-        badges.append('<span class="badge kept">kept text differs</span>')
-    head = ["compressor", "kept", "tokens", "Ev-P", "Ev-R"] + (["answer", "EM", "F1"] if with_reader else [])
-    rows = "".join(_row(i, label, view.records.get(label), with_reader) for i, label in enumerate(labels))
+def view_context(view: ExampleView, labels: Sequence[str], default: str, open_: bool = False,
+                 kept_badge: bool = True) -> dict[str, Any]:
+    """What the example template (``templates/example.html.j2``) draws: the question, badges, a
+    row per compressor, a radio button per compressor choosing whose kept sentences and scores
+    are highlighted, the documents as pieces. ``kept_badge``: mark an example whose kept text
+    differs between compressors (pointless when every example's does)."""
     present = [(i, label) for i, label in enumerate(labels) if label in view.records]
     chosen = default if default in view.records else present[0][1]
-    radios = "".join(f'<input type="radio" name="{key}" id="{key}-{i}" class="r{i}"{" checked" if label == chosen else ""}>'
-                     for i, label in present)
-    buttons = "".join(f'<label for="{key}-{i}" class="l{i}">{html.escape(label)}</label>' for i, label in present)
     masks = kept_masks(view, labels)
-    docs = "".join(_document_html(d, doc, view, labels, masks) for d, doc in enumerate(view.documents))
-    gold_note = "" if view.has_gold else '<p class="muted">Gold evidence unknown for this example (not shown).</p>'
-    answers = ", ".join(f"<b>{html.escape(a)}</b>" for a in view.answers) or '<span class="muted">none</span>'
-    return (f'<details class="ex" id="ex-{html.escape(view.id, quote=True)}"{" open" if open_ else ""}>'
-            f'<summary><span class="q">{html.escape(view.question)}</span> {"".join(badges)}'
-            f'<span class="muted"> · {html.escape(view.id)}</span></summary>'
-            f'<div class="body"><p>Gold answer: {answers}</p>'
-            f'<table class="per-ex"><tr>{"".join(f"<th>{h}</th>" for h in head)}</tr>{rows}</table>'
-            f'{radios}<div class="pick">Highlight the sentences kept by: {buttons}</div>{gold_note}'
-            f'<div class="docs">{docs}</div></div></details>')
+    return {"view": view, "key": f"x{view.position}", "open": open_, "kept_badge": kept_badge and view.kept_differs,
+            "rows": view_rows(view, labels), "present": present, "chosen": chosen,
+            "documents": [(doc, document_pieces(d, doc, view, labels, masks)) for d, doc in enumerate(view.documents)]}
 
 
 def view_css(labels: Sequence[str]) -> str:
-    """The rules that highlight a piece kept by the compressor whose radio button is checked."""
+    """The rules that highlight a piece kept by the compressor whose radio button is checked, and
+    shade the others by that compressor's score."""
     rules = []
     for i in range(len(labels)):
+        rules += [f".r{i}:checked~.docs .s{i}-{level}{{background:{SCORE_SHADES[level - 1]};color:#333}}"
+                  for level in range(1, SCORE_LEVELS + 1)]
         rules.append(f".r{i}:checked~.docs .k{i}{{background:#bfe8c4;color:#111;text-decoration:none}}")
         rules.append(f".r{i}:checked~.pick .l{i}{{background:#2e7d32;color:#fff;border-color:#2e7d32}}")
     return "\n".join(rules)

@@ -1,18 +1,21 @@
 """``report.html`` and ``plots/*.png`` of a run directory.
 
-The page is self-contained (it opens with no network): inline CSS, no script, the plots
-embedded as base64 PNG data URIs, every text from the run HTML-escaped (questions, documents
-and answers are untrusted). Every number of the tables comes from ``summary.json``, formatted
-by :mod:`ragsift.evaluation.report` exactly as in ``summary.md``; the plots draw the same
-means and intervals. Documents and gold evidence of the per-example view come from the run's
-input file (``manifest.json``), checked against its SHA-256; when it cannot be read, the
+The page is self-contained (it opens with no network): inline CSS, the plots embedded as base64
+PNG data URIs, and one small inline script (sortable tables, the compare view's choice of two
+compressors; the page reads the same without it). It is rendered from jinja2 templates
+(``ragsift/evaluation/templates``) with autoescaping: every text from the run (questions,
+documents, answers, labels: untrusted) is escaped by the template engine. Every number of the
+tables comes from ``summary.json``, formatted by :mod:`ragsift.evaluation.report` exactly as in
+``summary.md``; the plots draw the same means and intervals. ``records.csv`` holds the
+per-question records the page shows (:func:`question_rows` feeds both). Documents and gold
+evidence of the per-example view come from the run's input file (``manifest.json``), checked against its SHA-256; when it cannot be read, the
 documents are rebuilt from the recorded sentences and gold evidence is not shown.
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import csv
 import json
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -23,30 +26,44 @@ from typing import Any
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation import plots as pl
 from ragsift.evaluation.example_view import (
+    SCORE_LEVELS,
+    SCORE_SHADES,
     DocumentText,
+    ExampleView,
     build_views,
     order_views,
-    render_view,
+    score_ranks,
+    view_context,
     view_css,
 )
 from ragsift.evaluation.predictions import prediction_path, read_predictions
 from ragsift.evaluation.report import (
     LATENCY_STAGES,
     SIGNIFICANCE,
+    Column,
+    diff_columns,
+    family_note,
     format_cell,
-    format_p,
-    metric_columns,
-    summary_rows,
+    format_diff,
+    mcnemar_left_out_note,
+    mcnemar_rows,
+    primary_lines,
+    prompt_token_stats,
+    result_columns,
     test_method,
+    too_few_note,
     unpaired_note,
 )
-from ragsift.evaluation.statistics import bootstrap_ci, derive_seed
 
-__all__ = ["write_report", "load_run", "RunData", "REPORT_NAME", "PLOTS_DIR"]
+__all__ = ["write_report", "load_run", "RunData", "REPORT_NAME", "PLOTS_DIR", "CSV_NAME", "question_rows",
+           "gold_readers", "compare_pair", "render_html"]
 
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
+CSV_NAME = "records.csv"
 PROMPT_TOKENS = "reader_prompt_tokens"
+#: compressor or scorer names that read the gold labels: drawn as references, never on the frontier
+GOLD_READING = frozenset({"oracle"})
 
 
 @dataclass
@@ -98,18 +115,35 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _prompt_tokens(data: RunData) -> dict[str, dict[str, float]] | None:
-    """Mean reader prompt tokens with the summary's bootstrap settings, when every read example
-    of every compressor reports them (None otherwise)."""
-    out = {}
+    """Mean reader prompt tokens per compressor: the summary's (newer runs) or computed the same
+    way from the records (a summary written before it held them); None unless every compressor has them."""
     s = data.summary
+    out = {}
     for label, recs in data.records.items():
-        by_id = {str(r["id"]): (r.get("reader") or {}).get("prompt_tokens") for r in recs if r.get("prediction") is not None}
-        if not by_id or any(v is None for v in by_id.values()):
+        stat = s["compressors"].get(label, {}).get("prompt_tokens") or prompt_token_stats(
+            label, recs, s.get("bootstrap_samples", 1000), s.get("confidence", 0.95), s.get("seed", 0))
+        if stat is None:
             return None
-        values = [float(by_id[i] or 0) for i in sorted(by_id)]  # id order, as the summary resamples
-        out[label] = bootstrap_ci(values, s.get("bootstrap_samples", 1000), s.get("confidence", 0.95),
-                                  derive_seed(s.get("seed", 0), label, PROMPT_TOKENS)).to_dict()
+        out[label] = stat
     return out or None
+
+
+def _names(spec: Any) -> set[str]:
+    """Every plugin ``name`` inside a resolved compressor spec (its scorer, selector, stages...)."""
+    if isinstance(spec, Mapping):
+        found = {str(spec["name"])} if isinstance(spec.get("name"), str) else set()
+        return found.union(*(_names(v) for v in spec.values()))
+    if isinstance(spec, list):
+        return set().union(*(_names(v) for v in spec))
+    return set()
+
+
+def gold_readers(data: RunData) -> list[str]:
+    """Labels of compressors that read gold labels (an oracle compressor or scorer anywhere in
+    their resolved spec; by label when the manifest lacks the spec)."""
+    specs = (data.manifest.get("config") or {}).get("compressors") or {}
+    return [label for label in data.summary["compressors"]
+            if (bool(_names(specs[label]) & GOLD_READING) if label in specs else label in GOLD_READING)]
 
 
 def _quality_keys(data: RunData) -> list[str]:
@@ -121,6 +155,7 @@ def _quality_keys(data: RunData) -> list[str]:
 def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
     """Write the PNGs; returns them and notes on plots that could not be drawn."""
     summary = json.loads(json.dumps(data.summary))  # a copy the prompt-token stats may join
+    references = gold_readers(data)
     plots_dir = data.run_dir / PLOTS_DIR
     meta = summary["metrics"]
     keys = _quality_keys(data)
@@ -140,8 +175,8 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
         token_note = ("x: tokens of the compressed context (the tokenizer of the manifest's metrics), "
                       "without the prompt template and question")
     stage = "total" if data.has_reader else "compress"
-    lat_axis = ("end-to-end latency per question (ms): compression + reading" if data.has_reader
-                else "compression latency per question (ms); no reader")
+    lat_axis = ("end-to-end latency per question (s): compression + reading" if data.has_reader
+                else "compression latency per question (s); no reader")
     out: list[pl.Plot] = []
     if not keys:
         notes.append("No quality metric to plot against cost (no EM/F1, evidence or answer-retention values).")
@@ -149,7 +184,8 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
                                        (f"latency_ms:{stage}", lat_axis, "tradeoff_latency", "latency",
                                         "x: " + ("compress + read, retrieval excluded (EXIT's definition)"
                                                  if data.has_reader else "the whole compress() call"))):
-        panels = [(f"{meta[k]['label']} ({meta[k]['unit']})", pl.tradeoff_points(summary, k, x)) for k in keys]
+        panels = [(f"{meta[k]['label']} ({meta[k]['unit']})", pl.tradeoff_points(summary, k, x, references, seconds=True))
+                  for k in keys]
         panels = [(label, pts) for label, pts in panels if pts]
         if not panels:
             if keys:
@@ -157,8 +193,10 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
             continue
         path = pl.plot_tradeoff(panels, axis, f"{names} against {what}", plots_dir / f"{name}.png")
         out.append(pl.Plot(name, path, f"{names} against {what}, one point per compressor; error bars: {conf} "
-                           f"bootstrap intervals of both means; dashed: the Pareto frontier (no other compressor is "
-                           f"cheaper and better), ringed points lie on it. {extra}."))
+                           f"bootstrap intervals of both means; dashed: the Pareto frontier over real compressors (no "
+                           f"other is cheaper and better), ringed points lie on it"
+                           + (f"; stars with a dotted line: {', '.join(references)}, which read the gold labels "
+                              "(an upper bound, not on the frontier)" if references else "") + f". {extra}."))
     evidence = pl.plot_evidence(summary, plots_dir / "evidence.png")
     if evidence is None:
         notes.append("No evidence metrics (the dataset has no gold evidence): no evidence plot.")
@@ -167,7 +205,7 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
                            "bootstrap intervals."))
     latency = pl.plot_latency_stages(summary, plots_dir / "latency_stages.png")
     if latency is not None:
-        out.append(pl.Plot("latency_stages", latency, "Mean milliseconds per question and stage; other: the rest "
+        out.append(pl.Plot("latency_stages", latency, "Mean seconds per question and stage; other: the rest "
                            "of the compress() call; read: the reader (with reading batches, each question's share)."))
     return out, notes
 
@@ -216,167 +254,326 @@ def _dataset_params(run_dir: Path, fmt: str | None) -> dict[str, Any]:
     return table
 
 
-def _two_lines(cell: str) -> str:
-    """A table cell, escaped, with its interval or p-values on a second, smaller line."""
-    for cut in (" p=", " p<", " ["):
-        if cut in cell:
-            head, tail = cell.split(cut, 1)
-            return f"{html.escape(head)}<br><small>{html.escape(cut.strip() + tail)}</small>"
-    return html.escape(cell)
+def _env() -> Any:
+    """The template environment: the package's templates, every ``{{ }}`` HTML-escaped."""
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined)
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[Sequence[str]] | None = None) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = []
-    for r, row in enumerate(rows):
-        cells = []
-        for c, cell in enumerate(row):
-            cls = classes[r][c] if classes else ""
-            cells.append(f'<td{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{_two_lines(cell)}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'<div class="scroll"><table class="results"><tr>{head}</tr>{"".join(body)}</table></div>'
+def _stat_cell(stat: Mapping[str, float] | None, col: Column) -> dict[str, Any]:
+    """A results cell: the mean, its interval on a second line, the mean as the sort key."""
+    text = format_cell(stat, col.unit, True)
+    main, _, interval = text.partition(" ")
+    return {"main": main, "lines": [interval] if interval else [], "sort": stat["mean"] if stat else None,
+            "cls": "sec" if col.secondary else ""}
 
 
-def _tables_html(summary: Mapping[str, Any]) -> str:
-    """The results table, the paired tests (with Holm) and McNemar's, as in summary.md."""
-    header, rows, diff_header, diff_rows = summary_rows(summary, brackets=True)
+def _header(cols: Sequence[Column], first: Sequence[str]) -> list[dict[str, str]]:
+    return [{"text": h, "cls": ""} for h in first] + [{"text": c.heading, "cls": "sec" if c.secondary else ""}
+                                                      for c in cols]
+
+
+def _results(summary: Mapping[str, Any]) -> dict[str, Any]:
+    cols = result_columns(summary)
+    baseline = summary.get("baseline")
+    rows = [[{"main": label, "href": f"#compare={label},{baseline}" if baseline and label != baseline else
+              "#compare"}, {"main": str(comp["n"]), "lines": [], "sort": comp["n"], "cls": ""}]
+            + [_stat_cell(c.stat(comp), c) for c in cols]
+            for label, comp in summary["compressors"].items()]
+    return {"header": _header(cols, ("compressor", "n")), "rows": rows}
+
+
+def _diff_cell(summary: Mapping[str, Any], test: Mapping[str, Any] | None, col: Column, mark_exact: bool) -> dict[str, Any]:
+    """A paired cell: the difference, its interval, then its p-values (as summary.md formats them)."""
+    text = format_diff(summary, test, col.key, col.unit, True, mark_exact)
+    sec = "sec" if col.secondary else ""
+    if test is None:
+        return {"main": text, "lines": [], "sort": None, "cls": sec}
+    main, _, rest = text.partition(" ")
+    interval, _, p = rest.partition("] ")
+    lines = [interval + "]"] + ([p] if p else []) if interval else []
+    sig = "p_holm" in test and test["p_holm"] < SIGNIFICANCE and "*" in p
+    return {"main": main, "lines": lines, "sort": test["mean_difference"], "cls": " ".join(c for c in (sec, "sig" if sig else "") if c)}
+
+
+def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    if not summary["comparisons"]:
+        return None
+    cols = diff_columns(summary)
+    mark_exact = test_method(summary)[1]
+    rows = [[{"main": label, "href": f"#compare={label},{summary['baseline']}"}]
+            + [_diff_cell(summary, tests.get(c.key), c, mark_exact) for c in cols]
+            for label, tests in summary["comparisons"].items()]
+    header = [{"text": "compressor", "cls": ""}] + [
+        {"text": c.heading if c.group != "descriptive" else f"{c.heading} (no test)", "cls": "sec" if c.secondary else ""}
+        for c in cols]
     conf = int(round(summary["confidence"] * 100))
-    parts = ['<h2 id="results">Results</h2>',
-             f"<p>Means with {conf}% percentile-bootstrap intervals ({summary['bootstrap_samples']} resamples, seed "
-             f"{summary['seed']}); percentages x100; latency in ms per question.</p>", _table(header, rows)]
-    if diff_rows:
-        method, _ = test_method(summary)
-        family = summary["p_adjustment"]["comparisons"]
-        cols = metric_columns(summary)
-        classes = [[""] + ["sig" if (t := summary["comparisons"][row[0]].get(k)) and t["p_holm"] < SIGNIFICANCE else ""
-                           for k in cols] for row in diff_rows]
-        parts += [f'<h2 id="tests">Paired tests against <code>{html.escape(str(summary["baseline"]))}</code></h2>',
-                  f"<p>Paired by example id: mean difference, paired-bootstrap {conf}% interval, p-value of the "
-                  f"{html.escape(method)}, and the p-value after Holm's correction over all {family} comparisons in "
-                  f"this table; <b>*</b> (shaded): Holm-adjusted p &lt; {SIGNIFICANCE}. docs/statistics.md says what "
-                  "each number means.</p>", _table(diff_header, diff_rows, classes)]
-        note = unpaired_note(summary)
-        if note:
-            parts.append(f"<p>{html.escape(note)}</p>")
-        meta = summary["metrics"]
-        mc = [[label, meta[key]["label"], str(t["mcnemar"]["compressor_only"]), str(t["mcnemar"]["baseline_only"]),
-               format_p(t["mcnemar"]["p_value"])]
-              for label, tests in summary["comparisons"].items() for key, t in tests.items() if "mcnemar" in t]
-        if mc:
-            parts += ["<h3>Binary metrics: exact McNemar test</h3>",
-                      f"<p>Examples where only the compressor (only <code>{html.escape(str(summary['baseline']))}"
-                      "</code>) scores 1, and the two-sided exact McNemar p-value (not Holm-adjusted; a second "
-                      "opinion that sets no stars).</p>",
-                      _table(["compressor", "metric", "compressor only", "baseline only", "McNemar p"], mc)]
-    return "".join(parts)
+    method, _ = test_method(summary)
+    intro = (f"Paired by example id: mean difference, paired-bootstrap {conf}% interval, p-value of the {method}, and "
+             f"the Holm-adjusted p-value. {family_note(summary)} * (shaded): Holm-adjusted p < {SIGNIFICANCE}. "
+             "docs/statistics.md says what each number means.")
+    notes = [n for n in (too_few_note(summary), unpaired_note(summary)) if n]
+    mc, left_out = mcnemar_rows(summary)
+    mc_table = None
+    if mc:
+        mc_table = {"header": _header([], ("compressor", "metric", "compressor only", "baseline only", "McNemar p")),
+                    "rows": [[{"main": r[0], "href": None}] + [{"main": c, "lines": [], "sort": None, "cls": ""}
+                                                                for c in r[1:]] for r in mc]}
+    return {"table": {"header": header, "rows": rows}, "intro": intro, "notes": notes, "mcnemar": mc_table,
+            "mcnemar_note": mcnemar_left_out_note(left_out) if left_out else None}
 
 
-def _latency_html(summary: Mapping[str, Any]) -> str:
+def _latency(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     stages = [s for s in LATENCY_STAGES if any(s in c["latency_ms"] for c in summary["compressors"].values())]
     if not stages:
-        return ""
-    lat = [[label] + [format_cell(c["latency_ms"].get(s), "ms", True) for s in stages]
-           for label, c in summary["compressors"].items()]
-    return ('<h2 id="latency">Latency per question (ms)</h2><p>compress: the whole compress() call; read: the reader '
-            "(with a reading batch, each question's share); total = compress + read (retrieval excluded).</p>"
-            + _table(["compressor", *stages], lat))
+        return None
+    cols = [Column(f"latency_ms:{s}", s, "s", "efficiency") for s in stages]
+    rows = [[{"main": label, "href": None}] + [_stat_cell(c.stat(comp), c) for c in cols]
+            for label, comp in summary["compressors"].items()]
+    return {"header": _header(cols, ("compressor",)), "rows": rows}
 
 
-def _figure(plot: pl.Plot) -> str:
-    data = base64.b64encode(plot.path.read_bytes()).decode("ascii")
-    half = " half" if plot.name in ("evidence", "latency_stages") else ""
-    return (f'<figure class="plot{half}" id="plot-{plot.name}"><img alt="{html.escape(plot.caption, quote=True)}" '
-            f'src="data:image/png;base64,{data}"><figcaption>{html.escape(plot.caption)} '
-            f'(<code>{PLOTS_DIR}/{html.escape(plot.path.name)}</code>)</figcaption></figure>')
+def _figure(plot: pl.Plot) -> dict[str, Any]:
+    return {"name": plot.name, "caption": plot.caption, "file": f"{PLOTS_DIR}/{plot.path.name}",
+            "data": base64.b64encode(plot.path.read_bytes()).decode("ascii"),
+            "half": plot.name in ("evidence", "latency_stages")}
 
 
-def _meta_html(data: RunData) -> str:
+def _reader_line(reader: Mapping[str, Any]) -> str:
+    """The reader in one line: its name, model and file hash (the packages and settings are in
+    the full provenance)."""
+    model = reader.get("model")
+    if isinstance(model, Mapping):
+        sha = model.get("sha256")
+        digest = next(iter(sha.values())) if isinstance(sha, Mapping) and sha else sha
+        parts = [str(model.get("spec", "?"))] + [str(model["kind"])] * bool(model.get("kind"))
+        if digest:
+            parts.append(f"sha256 {str(digest)[:12]}")
+        if model.get("packages"):
+            parts.append(f"{len(model['packages'])} package(s)")
+        return f"{reader.get('name', '?')}: " + " · ".join(parts)
+    return f"{reader.get('name', '?')}: {model or (reader.get('config') or {}).get('model', '')}"
+
+
+def _meta(data: RunData) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
     m, s = data.manifest, data.summary
     reader = m.get("reader")
     rows = [("run directory", str(data.run_dir)), ("config", str(s.get("config", m.get("config", {}).get("path", "")))),
-            ("input", f"{m.get('input', {}).get('path', '?')} ({s.get('examples', '?')} examples)"),
-            ("reader", "none (--no-reader)" if not reader else f"{reader.get('name', '?')}: {reader.get('model', '')}"),
-            ("created", f"{m.get('created_at', '?')} · status {m.get('status', '?')}"),
-            ("ragsift", f"{m.get('ragsift_version', '?')} · git {m.get('git', {}).get('commit', '?')[:12]}"
-                        f"{' (dirty)' if m.get('git', {}).get('dirty') else ''}")]
+            ("input", f"{m.get('input', {}).get('path', '?')} ({s.get('examples', '?')} examples)")]
+    provenance = []
+    if reader:
+        provenance.append(("reader", _reader_line(reader), json.dumps(reader, indent=2)))
+    else:
+        rows.append(("reader", "none (--no-reader)"))
+    if m.get("models"):
+        provenance.append(("models", f"{len(m['models'])} model(s) recorded", json.dumps(m["models"], indent=2)))
+    rows += [("created", f"{m.get('created_at', '?')} · status {m.get('status', '?')}"),
+             ("ragsift", f"{m.get('ragsift_version', '?')} · git {m.get('git', {}).get('commit', '?')[:12]}"
+                         f"{' (dirty)' if m.get('git', {}).get('dirty') else ''}")]
     if m.get("command_line"):
         rows.append(("command", " ".join(m["command_line"])))
-    return '<table class="meta">' + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
-                                             for k, v in rows) + "</table>"
+    return rows, provenance
 
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1320px;
-padding:0 16px;color:#222}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;vertical-align:top}
-table.results td{text-align:right;white-space:nowrap}table.results small{color:#666}
-table.results td:first-child{text-align:left;font-weight:600}
-table.results th{background:#f3f3f3}td.sig{background:#fff3c4;font-weight:600}
-table.meta th{text-align:left;background:#f7f7f7;font-weight:600}table.meta td{font-family:monospace;font-size:12px}
-.note{background:#fff8e1;border-left:4px solid #f0b400;padding:8px 12px}.muted{color:#888}
-figure{margin:14px 0;display:block;max-width:100%}figure img{max-width:100%;border:1px solid #eee}
-figure.half{display:inline-block;vertical-align:top;width:49%;margin-right:1%}
-figcaption{font-size:12px;color:#555;max-width:1000px}.scroll{overflow-x:auto;max-width:100%}
-details.ex{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 10px}details.ex>summary{cursor:pointer}
-details.ex .q{font-weight:600}.badge{font-size:11px;border-radius:8px;padding:1px 7px;margin-left:4px;color:#fff}
-.badge.em{background:#c62828}.badge.f1{background:#ef6c00}.badge.kept{background:#5c6bc0}
-table.per-ex td,table.per-ex th{font-size:12px}.right{color:#1b5e20;font-weight:600}.wrong{color:#b71c1c}
-details.ex input[type=radio]{display:none}.pick{margin:6px 0}.pick label{display:inline-block;border:1px solid #aaa;
-border-radius:10px;padding:0 8px;margin:2px;cursor:pointer;font-size:12px}
-.docs .doc{margin:6px 0}.docs .title{font-weight:600;font-size:12px;color:#555}.docs p{margin:2px 0;color:#8a8a8a;
-font-size:13px}.docs .gold{border-bottom:3px solid #f0a000}
-.legend span{padding:0 6px;margin-right:8px;font-size:12px}
-"""
+# -- the per-question records: one table feeds records.csv and the compare view --
+
+_CSV_FIXED = ("id", "compressor", "question", "answers", "prediction")
+
+
+def question_rows(data: RunData, views: Sequence[ExampleView]) -> list[dict[str, Any]]:
+    """One row per (question, compressor), in the page's example order: the answer, every
+    metric (the record's own values), tokens, kept sentences and seconds."""
+    keys = [k for k in data.summary["metrics"]]
+    rows = []
+    for view in views:
+        for label in data.summary["compressors"]:
+            r = view.records.get(label)
+            if r is None:
+                continue
+            timings = r.get("timings", {})
+            reader = r.get("reader") or {}
+            row = {"id": view.id, "compressor": label, "question": view.question, "answers": " | ".join(view.answers),
+                   "prediction": r.get("prediction")}
+            row |= {k: r.get("metrics", {}).get(k) for k in keys}
+            row |= {"prompt_tokens": reader.get("prompt_tokens"), "completion_tokens": reader.get("completion_tokens"),
+                    "kept_sentences": sum(1 for s in r.get("sentences", []) if s.get("kept")),
+                    "sentences": len(r.get("sentences", [])),
+                    "compress_s": timings.get("compress"), "read_s": timings.get("read"),
+                    "total_s": timings["compress"] + timings["read"] if {"compress", "read"} <= set(timings) else None}
+            rows.append(row)
+    return rows
+
+
+def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    """``records.csv``: :func:`question_rows` as CSV (empty cells: no value)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else list(_CSV_FIXED))
+        writer.writeheader()
+        writer.writerows(rows)
+    tmp.replace(path)
+    return path
+
+
+def _gold(view: ExampleView, s: Mapping[str, Any]) -> bool:
+    doc = int(s["doc"])
+    if not view.has_gold or doc >= len(view.documents):
+        return False
+    return any(start < int(s["end"]) and int(s["start"]) < end for start, end in view.documents[doc].gold)
+
+
+def _side(view: ExampleView, label: str, row: Mapping[str, Any] | None, template: Mapping[str, str] | None) -> dict[str, Any] | None:
+    """One compressor on one question for the compare view: answer, EM/F1, its kept sentences in
+    rank order with score level, rank and gold, the reader prompt."""
+    record = view.records.get(label)
+    if record is None or row is None:
+        return None
+    sentences = record.get("sentences", [])
+    ranks = score_ranks(record)
+    kept = [(i, s) for i, s in enumerate(sentences) if s.get("kept")]
+    kept.sort(key=lambda t: (t[1].get("rank") is None, t[1].get("rank") or 0, t[0]))
+    items = []
+    for i, s in kept:
+        score, rank, count = ranks.get(i, (None, None, None))
+        level = 0 if rank is None else SCORE_LEVELS - min(SCORE_LEVELS - 1, (rank - 1) * SCORE_LEVELS // max(count or 1, 1))
+        title = "" if rank is None else f"rank {rank}/{count}, score {score:.3g}"
+        items.append({"text": s["text"], "level": level, "title": title, "gold": _gold(view, s)})
+    em, f1 = row.get("em"), row.get("f1")
+    all_kept = bool(sentences) and len(kept) == len(sentences)
+    # a compressor that keeps everything gave the reader the full documents (shown below, once)
+    context = None if all_kept else record.get("compressed_text")
+    shown = f"[the full documents: all {len(sentences)} sentences]" if all_kept else context
+    return {"label": label, "prediction": row.get("prediction"), "em_raw": em, "f1_raw": f1,
+            "em": None if em is None else f"{em * 100:.0f}", "f1": None if f1 is None else f"{f1 * 100:.0f}",
+            "em_class": "" if em is None else ("right" if em == 1 else "wrong"),
+            "all_kept": all_kept, "sentences": len(sentences), "kept": items,
+            "context": context, "prompt": _prompt(template, view.question, shown)}
+
+
+def _prompt(template: Mapping[str, str] | None, question: str, context: str | None) -> str | None:
+    """The reader's prompt as one text (system, newline, user), the templates' placeholders filled
+    as the page's script fills them."""
+    if not template or context is None:
+        return None
+    def unbrace(text: str) -> str:
+        return text.replace("{{", "{").replace("}}", "}")
+
+    def fill(text: str) -> str:
+        return context.join(question.join(unbrace(q) for q in part.split("{query}")) for part in text.split("{context}"))
+
+    return "\n".join(fill(t) for t in (template.get("system") or "", template["user"]) if t)
+
+
+def _reader_template(data: RunData) -> dict[str, str] | None:
+    config = (data.manifest.get("reader") or {}).get("config") or {}
+    if not isinstance(config.get("user_template"), str):
+        return None
+    return {"system": str(config.get("system_template") or ""), "user": config["user_template"]}
+
+
+def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Mapping[str, Any]], a: str,
+                 b: str) -> dict[str, Any]:
+    """The compare view: the rows for ``a`` against ``b`` (EM differs first: a right, then b
+    right; then the larger F1 difference; then the page's order) and the data the page's script
+    draws any other pair from (the same sides)."""
+    template = _reader_template(data)
+    by_key = {(r["id"], r["compressor"]): r for r in rows}
+    questions = []
+    for view in views:
+        sides = {label: _side(view, label, by_key.get((view.id, label)), template) for label in data.summary["compressors"]}
+        questions.append({"view": view, "sides": sides})
+
+    def kind(q: Mapping[str, Any]) -> str:
+        x, y = q["sides"].get(a), q["sides"].get(b)
+        if not x or not y or x["em_raw"] is None or y["em_raw"] is None or x["em_raw"] == y["em_raw"]:
+            return "same"
+        return "a-right" if x["em_raw"] > y["em_raw"] else "b-right"
+
+    def f1_gap(q: Mapping[str, Any]) -> float:
+        x, y = q["sides"].get(a), q["sides"].get(b)
+        return abs(x["f1_raw"] - y["f1_raw"]) if x and y and x["f1_raw"] is not None and y["f1_raw"] is not None else 0.0
+
+    order = {"a-right": 0, "b-right": 1, "same": 2}
+    ranked = sorted(questions, key=lambda q: (order[kind(q)], -f1_gap(q), q["view"].position))
+    texts = {"a-right": "A right, B wrong", "b-right": "B right, A wrong", "same": ""}
+    empty = {"label": "", "prediction": None, "em": None, "f1": None, "em_class": "", "all_kept": False, "sentences": 0,
+             "kept": [], "prompt": None}
+    out_rows = [{"id": q["view"].id, "question": q["view"].question, "kind": kind(q), "kind_text": texts[kind(q)],
+                 "a": q["sides"].get(a) or empty | {"label": a}, "b": q["sides"].get(b) or empty | {"label": b}}
+                for q in ranked]
+    script_data = {"labels": list(data.summary["compressors"]), "template": template, "questions": [
+        {"id": q["view"].id, "q": q["view"].question, "pos": q["view"].position, "sides": {
+            label: None if s is None else {"prediction": s["prediction"], "em": s["em_raw"], "f1": s["f1_raw"],
+                                           "all_kept": s["all_kept"], "sentences": s["sentences"], "context": s["context"],
+                                           "kept": [[k["text"], k["level"], k["title"], k["gold"]] for k in s["kept"]]}
+            for label, s in q["sides"].items()}} for q in questions]}
+    return {"a": a, "b": b, "rows": out_rows, "data": script_data}
 
 
 def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
-                documents: Mapping[str, tuple[list[DocumentText], bool]], documents_note: str | None) -> str:
+                documents: Mapping[str, tuple[list[DocumentText], bool]], documents_note: str | None,
+                views: Sequence[ExampleView] | None = None) -> str:
     """The whole page as a string."""
     s = data.summary
     labels = list(s["compressors"])
     title = f"ragsift report: {Path(str(s.get('config', 'run'))).name}"
-    views = order_views(build_views(data.records, documents))
+    views = list(views) if views is not None else order_views(build_views(data.records, documents))
     baseline = s.get("baseline")
-    # highlight a real compressor first: not the baseline, not the oracle (it keeps the gold evidence)
-    default = next((label for label in labels if label not in (baseline, "oracle")),
+    references = gold_readers(data)
+    # highlight a real compressor first: not the baseline, not one that reads the gold labels
+    default = next((label for label in labels if label != baseline and label not in references),
                    next((label for label in labels if label != baseline), labels[0] if labels else ""))
     disagree = sum(1 for v in views if v.em_differs or v.f1_spread > 0)
     intro = []
     if not data.has_reader:
-        intro.append('<p class="note">This run has no reader (<code>--no-reader</code>): there is no EM or F1. '
-                     "The trade-off plots show evidence recall and answer retention (gold answer in the compressed "
-                     "context) against context tokens and compression latency instead.</p>")
-    intro += [f'<p class="note">{html.escape(n)}</p>' for n in notes]
+        intro.append("This run has no reader (--no-reader): there is no EM or F1. The trade-off plots show evidence "
+                     "recall and answer retention (gold answer in the compressed context) against context tokens and "
+                     "compression latency instead.")
+    intro += list(notes)
     examples_intro = (f"{len(views)} examples; "
                       + (f"{disagree} where the compressors' answers differ (EM or F1) come first, then those where "
                          "their kept text differs most." if data.has_reader else
                          "those where the compressors' kept text differs most come first.")
                       + " Click an example to open it; choose a compressor to highlight the sentences it kept "
-                      "(green; dropped text is grey); gold evidence is underlined in orange.")
-    body = [f"<h1>{html.escape(title)}</h1>", _meta_html(data), *intro,
-            _tables_html(s), '<h2 id="plots">Plots</h2>', *(_figure(p) for p in plots), _latency_html(s),
-            '<h2 id="examples">Examples</h2>', f"<p>{html.escape(examples_intro)}</p>",
-            '<p class="legend"><span style="background:#bfe8c4">kept</span><span style="color:#8a8a8a">dropped</span>'
-            '<span style="border-bottom:3px solid #f0a000">gold evidence</span></p>']
-    if documents_note:
-        body.append(f'<p class="note">{html.escape(documents_note)}</p>')
+                      "(green) and shade the others by its score (blue, darker: higher; rank and score on hover); "
+                      "gold evidence is underlined in orange.")
+    conf = int(round(s["confidence"] * 100))
+    results_intro = (f"Means with {conf}% percentile-bootstrap intervals ({s['bootstrap_samples']} resamples, seed "
+                     f"{s['seed']}); percentages x100; seconds per question; outcome first, then efficiency, then "
+                     "evidence. Click a column to sort, a compressor to compare it with the baseline.")
+    primary = None
+    if s.get("primary"):
+        primary = {"lines": [line.strip() for line in primary_lines(s)], "significant": bool(s["primary"].get("significant"))}
+    compare = None
+    rows = question_rows(data, views)
+    if len(labels) > 1:
+        compare = compare_pair(data, views, rows, default, baseline if baseline in labels and baseline != default else
+                               next(label for label in labels if label != default))
     kept_badge = not all(v.kept_differs for v in views)
-    body += [render_view(v, labels, data.has_reader, default, open_=(i == 0), kept_badge=kept_badge)
-             for i, v in enumerate(views)]
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<style>{_CSS}{view_css(labels)}</style></head><body>{''.join(body)}</body></html>\n")
+    meta, provenance = _meta(data)
+    env = _env()
+    return env.get_template("report.html.j2").render(
+        title=title, meta=meta, provenance=provenance, intro=intro, primary=primary, results_intro=results_intro,
+        results=_results(s), paired=_paired(s), baseline=str(baseline), plots=[_figure(p) for p in plots],
+        latency=_latency(s), compare=compare, labels=labels, examples_intro=examples_intro, csv=CSV_NAME,
+        shades=SCORE_SHADES, documents_note=documents_note, with_reader=data.has_reader,
+        views=[view_context(v, labels, default, open_=(i == 0), kept_badge=kept_badge) for i, v in enumerate(views)],
+        view_css=view_css(labels)) + "\n"
 
 
 def write_report(run_dir: Path, echo: Callable[[str], None] | None = None) -> Path:
-    """Write ``RUN_DIR/plots/*.png`` and ``RUN_DIR/report.html``; returns the page's path."""
+    """Write ``RUN_DIR/plots/*.png``, ``RUN_DIR/records.csv`` and ``RUN_DIR/report.html``; returns
+    the page's path."""
     data = load_run(Path(run_dir))
     plots, notes = _make_plots(data)
     documents, documents_note = _load_documents(data)
     path = data.run_dir / REPORT_NAME
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(data, plots, notes, documents, documents_note), encoding="utf-8")
+    views = order_views(build_views(data.records, documents))
+    write_csv(data.run_dir / CSV_NAME, question_rows(data, views))
+    tmp.write_text(render_html(data, plots, notes, documents, documents_note, views), encoding="utf-8")
     tmp.replace(path)
     if echo is not None:
         echo(f"report: {path} (plots in {data.run_dir / PLOTS_DIR})")

@@ -4,7 +4,12 @@ The trade-off plots take :class:`TradeoffPoint` values: one point per compressor
 interval of each axis, and an optional ``family`` (e.g. the points of one threshold sweep), so
 that a sweep can feed the same plot: the points of a family share a colour and are joined by a
 line. The Pareto frontier (no other point is at most as costly and at least as good, one of them
-strictly) is marked. Every number drawn comes from ``summary.json`` (means and bootstrap
+strictly) is marked; it runs over real compressors only: a ``reference`` point (the oracle, or any
+compressor that reads the gold labels) is drawn as a labelled star and a dotted line, an upper
+bound, not a frontier point. Colours are distinct hues for up to 20 compressors, each also with
+its own marker shape; latency axes are in seconds. Published figures (``Anchor``: EXIT's,
+LongRefiner's, where a config reproduces their setting) can be overlaid, labelled as such.
+Every number drawn comes from ``summary.json`` (means and bootstrap
 intervals computed by :mod:`ragsift.evaluation.report`); nothing is recomputed here.
 """
 
@@ -17,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "TradeoffPoint", "Plot", "pareto_front", "tradeoff_points", "plot_tradeoff", "plot_evidence",
+    "TradeoffPoint", "Plot", "Anchor", "PALETTE", "MARKERS", "style_of",
+    "pareto_front", "tradeoff_points", "plot_tradeoff", "plot_evidence",
     "plot_latency_stages", "COMPRESSION_STAGES",
 ]
 
@@ -38,6 +44,27 @@ class TradeoffPoint:
     y_low: float
     y_high: float
     family: str | None = None
+    #: reads gold labels (an upper bound such as the oracle): drawn as a reference, not on the frontier
+    reference: bool = False
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A published figure drawn for comparison: ``label`` (e.g. "EXIT, Fig. 1"), cost ``x`` in the
+    plot's units, quality ``y``, on the panel whose y axis label starts with ``panel``."""
+
+    label: str
+    x: float
+    y: float
+    panel: str
+
+
+#: 20 hand-picked distinct hues (dark and light variants of a hue are far apart in the order)
+PALETTE = ("#1f5fbf", "#e8730c", "#2e9e44", "#d62728", "#8c4fc4", "#8c5a3c", "#e377c2", "#6b6b6b", "#b8b817",
+           "#17becf", "#0b2f6b", "#f4c20d", "#7a0f3d", "#62d26f", "#ff9da7", "#3d3d00", "#00796b", "#a6761d",
+           "#5e35b1", "#c2185b")
+#: marker shapes, cycled with a different period from the colours: no two of 20 compressors share both
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p")
 
 
 @dataclass(frozen=True)
@@ -50,11 +77,12 @@ class Plot:
 
 
 def pareto_front(points: Sequence[TradeoffPoint]) -> list[TradeoffPoint]:
-    """The points no other point dominates (lower or equal cost and higher or equal quality,
-    one of them strictly), by increasing cost."""
+    """The real points no other real point dominates (lower or equal cost and higher or equal
+    quality, one of them strictly), by increasing cost. Reference points (gold-reading
+    compressors) are neither on it nor shape it."""
     front: list[TradeoffPoint] = []
     best = -math.inf
-    for p in sorted(points, key=lambda p: (p.x, -p.y)):
+    for p in sorted((p for p in points if not p.reference), key=lambda p: (p.x, -p.y)):
         if p.y > best:
             front.append(p)
             best = p.y
@@ -67,20 +95,26 @@ def _stat(values: Mapping[str, Any] | None) -> tuple[float, float, float] | None
     return float(values["mean"]), float(values["low"]), float(values["high"])
 
 
-def tradeoff_points(summary: Mapping[str, Any], y_key: str, x: str) -> list[TradeoffPoint]:
+def tradeoff_points(summary: Mapping[str, Any], y_key: str, x: str, references: Sequence[str] = (),
+                    seconds: bool = False) -> list[TradeoffPoint]:
     """Points of every compressor that has both values: ``y_key`` a metric of the summary;
-    ``x`` a metric (``values``) or ``latency_ms:<stage>``. A compressor entry's optional
-    ``family`` key groups points (a sweep)."""
+    ``x`` a metric (``values``), ``prompt_tokens`` or ``latency_ms:<stage>`` (in seconds when
+    ``seconds``). A compressor entry's optional ``family`` key groups points (a sweep); labels in
+    ``references`` are reference points (they read gold labels)."""
     points = []
     for label, comp in summary["compressors"].items():
         if x.startswith("latency_ms:"):
             xs = _stat(comp.get("latency_ms", {}).get(x.split(":", 1)[1]))
+            if xs is not None and seconds:
+                xs = (xs[0] / 1000, xs[1] / 1000, xs[2] / 1000)
+        elif x == "prompt_tokens":
+            xs = _stat(comp.get("prompt_tokens"))
         else:
             xs = _stat(comp.get("values", {}).get(x))
         ys = _stat(comp.get("values", {}).get(y_key))
         if xs is None or ys is None:
             continue
-        points.append(TradeoffPoint(label, *xs, *ys, family=comp.get("family")))
+        points.append(TradeoffPoint(label, *xs, *ys, family=comp.get("family"), reference=label in references))
     return points
 
 
@@ -93,10 +127,9 @@ def _pyplot() -> Any:
     return plt
 
 
-def _colours(keys: Sequence[str]) -> dict[str, Any]:
-    plt = _pyplot()
-    cmap = plt.get_cmap("tab10" if len(keys) <= 10 else "tab20")
-    return {key: cmap(i % cmap.N) for i, key in enumerate(keys)}
+def style_of(keys: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """key -> (colour, marker): distinct hues for up to 20 keys, each with its own shape too."""
+    return {key: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]) for i, key in enumerate(keys)}
 
 
 def _save(fig: Any, path: Path, tight: bool = False) -> Path:
@@ -110,14 +143,17 @@ def _save(fig: Any, path: Path, tight: bool = False) -> Path:
 
 
 def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel: str, title: str, path: Path,
-                  log_x: bool | None = None) -> Path:
+                  log_x: bool | None = None, anchors: Sequence[Anchor] = ()) -> Path:
     """One panel per quality metric (``(y axis label, points)``), cost on the x axis: error bars
-    are the intervals, families are joined by lines, the Pareto frontier is a dashed step line
-    with its points ringed. ``log_x`` None: logarithmic when the costs span more than 20x."""
+    are the intervals, families are joined by lines, the Pareto frontier over real compressors is
+    a dashed step line with its points ringed, reference points are stars with a dotted line at
+    their quality, ``anchors`` grey crosses labelled "published". A legend keyed by colour and
+    marker names every compressor. ``log_x`` None: logarithmic when the costs span more than 20x."""
     plt = _pyplot()
     keys = list(dict.fromkeys((p.family or p.label) for _, pts in panels for p in pts))
-    colours = _colours(keys)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels), 4.4), squeeze=False)
+    styles = style_of(keys)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels) + 2.2, 4.6), squeeze=False)
+    handles: dict[str, Any] = {}
     for ax, (ylabel, points) in zip(axes[0], panels, strict=True):
         xs = [p.x for p in points if p.x > 0]
         use_log = log_x if log_x is not None else bool(xs) and min(xs) > 0 and max(xs) / min(xs) > 20
@@ -127,29 +163,42 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
                 families.setdefault(p.family, []).append(p)
         for family, members in families.items():
             members = sorted(members, key=lambda p: p.x)
-            ax.plot([p.x for p in members], [p.y for p in members], "-", color=colours[family], alpha=0.6,
-                    linewidth=1.2, label=f"sweep: {family}")
+            ax.plot([p.x for p in members], [p.y for p in members], "-", color=styles[family][0], alpha=0.6,
+                    linewidth=1.2)
         for p in points:
-            colour = colours[p.family or p.label]
-            ax.errorbar(p.x, p.y, xerr=[[p.x - p.x_low], [p.x_high - p.x]], yerr=[[p.y - p.y_low], [p.y_high - p.y]],
-                        fmt="o", color=colour, ecolor=colour, elinewidth=1, capsize=3, markersize=6, alpha=0.9)
+            colour, marker = styles[p.family or p.label]
+            key = p.family or p.label
+            if p.reference:
+                ax.axhline(p.y, color=colour, linestyle=":", linewidth=1.2, alpha=0.8)
+                marker = "*"
+            artist = ax.errorbar(p.x, p.y, xerr=[[p.x - p.x_low], [p.x_high - p.x]],
+                                 yerr=[[p.y - p.y_low], [p.y_high - p.y]], fmt=marker, color=colour, ecolor=colour,
+                                 elinewidth=1, capsize=3, markersize=12 if p.reference else 7, alpha=0.9)
+            handles.setdefault(f"{key} (reads gold: upper bound)" if p.reference else
+                               (f"sweep: {key}" if p.family else key), artist)
         front = pareto_front(points)
         if front:
-            ax.plot([p.x for p in front], [p.y for p in front], "--", drawstyle="steps-post", color="0.25",
-                    linewidth=1, label="Pareto frontier")
-            ax.scatter([p.x for p in front], [p.y for p in front], s=150, facecolors="none", edgecolors="0.1",
+            line = ax.plot([p.x for p in front], [p.y for p in front], "--", drawstyle="steps-post", color="0.25",
+                           linewidth=1)[0]
+            handles.setdefault("Pareto frontier (real compressors)", line)
+            ax.scatter([p.x for p in front], [p.y for p in front], s=170, facecolors="none", edgecolors="0.1",
                        linewidths=1.2, zorder=3)
+        for anchor in (a for a in anchors if ylabel.startswith(a.panel)):
+            cross = ax.scatter([anchor.x], [anchor.y], marker="x", s=60, color="0.35", zorder=4)
+            ax.annotate(f"published: {anchor.label}", (anchor.x, anchor.y), textcoords="offset points",
+                        xytext=(5, -11), fontsize=7, color="0.35")
+            handles.setdefault("published figure", cross)
         if use_log:
             ax.set_xscale("log")
         _label_points(fig, ax, points)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        if front or families:
-            ax.legend(fontsize=8, loc="best")
+    fig.legend(list(handles.values()), list(handles), fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5),
+               frameon=False)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    return _save(fig, path)
+    return _save(fig, path, tight=True)
 
 
 _LABEL_OFFSETS = ((5, 4, "left"), (5, -11, "left"), (-5, 4, "right"), (-5, -11, "right"), (5, 14, "left"),
@@ -162,9 +211,9 @@ def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint]) -> None:
     ax.autoscale_view()
     scale = fig.dpi / 72  # points -> pixels
     placed: list[tuple[float, float, float, float]] = []
-    for p in sorted(points, key=lambda p: (p.x, p.y)):
+    for p, text in _merge_ties(ax, points):
         px, py = ax.transData.transform((p.x, p.y))
-        width, height = 5.2 * len(p.label) * scale, 9 * scale
+        width, height = 5.2 * len(text) * scale, 9 * scale
         choice = _LABEL_OFFSETS[0]
         for dx, dy, align in _LABEL_OFFSETS:
             left = px + dx * scale - (width if align == "right" else 0)
@@ -175,7 +224,22 @@ def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint]) -> None:
         dx, dy, align = choice
         left = px + dx * scale - (width if align == "right" else 0)
         placed.append((left, py + dy * scale, left + width, py + dy * scale + height))
-        ax.annotate(p.label, (p.x, p.y), textcoords="offset points", xytext=(dx, dy), fontsize=8, ha=align)
+        ax.annotate(text, (p.x, p.y), textcoords="offset points", xytext=(dx, dy), fontsize=8, ha=align)
+
+
+def _merge_ties(ax: Any, points: Sequence[TradeoffPoint]) -> list[tuple[TradeoffPoint, str]]:
+    """Points drawn within 3 pixels of each other get one label, ``a = b``, instead of two labels
+    on top of each other; by position."""
+    groups: list[tuple[TradeoffPoint, list[str], tuple[float, float]]] = []
+    for p in sorted(points, key=lambda p: (p.x, p.y)):
+        px, py = ax.transData.transform((p.x, p.y))
+        for _, names, (gx, gy) in groups:
+            if abs(px - gx) <= 3 and abs(py - gy) <= 3:
+                names.append(p.label)
+                break
+        else:
+            groups.append((p, [p.label], (px, py)))
+    return [(p, " = ".join(names)) for p, names, _ in groups]
 
 
 def plot_evidence(summary: Mapping[str, Any], path: Path) -> Path | None:
@@ -225,7 +289,7 @@ def plot_latency_stages(summary: Mapping[str, Any], path: Path) -> Path | None:
     labels = [label for label, c in summary["compressors"].items() if c.get("latency_ms")]
     if not labels:
         return None
-    means = {label: stage_means(summary["compressors"][label]) for label in labels}
+    means = {label: {k: v / 1000 for k, v in stage_means(summary["compressors"][label]).items()} for label in labels}
     stages = [s for s in (*COMPRESSION_STAGES, "other", "read") if any(s in m for m in means.values())]
     plt = _pyplot()
     colours = dict(zip(("split", "score", "select", "assemble", "other", "read"),
@@ -237,10 +301,10 @@ def plot_latency_stages(summary: Mapping[str, Any], path: Path) -> Path | None:
                 label=stage)
     totals = [sum(means[label].values()) for label in labels]
     for y, total in enumerate(totals):
-        ax.annotate(f"{total:,.1f} ms", (total, y), textcoords="offset points", xytext=(4, -3), fontsize=8)
+        ax.annotate(f"{total:.3g} s", (total, y), textcoords="offset points", xytext=(4, -3), fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, max(totals) * 1.18 if max(totals) > 0 else 1)
-    ax.set_xlabel("mean latency per question (ms)")
+    ax.set_xlabel("mean latency per question (s)")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8, ncol=len(stages), loc="upper center", bbox_to_anchor=(0.5, -0.22 if len(labels) < 4 else -0.12))
     ax.set_title("Latency per stage (retrieval excluded)", fontsize=11)
