@@ -26,19 +26,21 @@ name = "bm25"
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
-def run(tmp: Path, body: str, data: Path = HOTPOT, limit: int = 5, **kw: object) -> tuple[Path, list[str]]:
-    """Evaluate ``body`` (compressors, reader) on the first ``limit`` examples of ``data``;
-    returns the run directory and what the run printed."""
+def run(tmp: Path, body: str, data: Path = HOTPOT, limit: int = 5, evaluation: str = "",
+        **kw: object) -> tuple[Path, list[str]]:
+    """Evaluate ``body`` (compressors, reader) on the first ``limit`` examples of ``data``
+    (``evaluation``: more lines of its [evaluation] table); returns the run directory and what
+    the run printed."""
     config = tmp / "run.toml"
     config.write_text(f'[dataset]\nname = "hotpotqa"\npath = "{data}"\n{body}\n'
-                      f"[evaluation]\nlimit = {limit}\nwarmup = 0\nbootstrap_samples = 200\n")
+                      f"[evaluation]\nlimit = {limit}\nwarmup = 0\nbootstrap_samples = 200\n{evaluation}\n")
     echoed: list[str] = []
     out = tmp / "run"
     run_evaluation(RunOptions(config=config, out=out, progress=False, echo=echoed.append, **kw))  # type: ignore[arg-type]
     return out, echoed
 
 
-def reader_run(tmp: Path, limit: int = 6) -> tuple[Path, list[str]]:
+def reader_run(tmp: Path, limit: int = 6, evaluation: str = "") -> tuple[Path, list[str]]:
     """A run with a fake OpenAI-compatible reader that answers right exactly when the gold answer
     is in the context it is given (so compressors that drop it lose EM) and counts the prompt's
     words as its prompt tokens."""
@@ -56,7 +58,7 @@ name = "openai"
 base_url = "{server.base_url}"
 model = "fake"
 max_retries = 0
-""", limit=limit)
+""", limit=limit, evaluation=evaluation)
 
 
 def hostile_dataset(path: Path) -> Path:

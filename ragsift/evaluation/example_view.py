@@ -167,7 +167,8 @@ def _level(rank: int, count: int) -> int:
 @dataclass(frozen=True)
 class Piece:
     """A run of document text with no sentence or gold boundary inside: its CSS classes (who kept
-    it, score levels, gold) and its tooltip (each compressor's score and rank)."""
+    it, score levels, gold) and its tooltip (each compressor's rank among its scored sentences,
+    then the score: ``bm25 #3/40 (1.93)``)."""
 
     text: str
     classes: str
@@ -200,7 +201,7 @@ def document_pieces(index: int, doc: DocumentText, view: ExampleView, labels: Se
             for s_start, s_end, (score, rank, count) in spans.get(label, []):
                 if s_start <= start < s_end:
                     classes.append(f"s{i}-{_level(rank, count)}")
-                    tips.append(f"{label}: rank {rank}/{count}, score {score:.3g}")
+                    tips.append(f"{label} #{rank}/{count} ({score:.3g})")
                     break
         if any(s <= start and end <= e for s, e in doc.gold):
             classes.append("gold")

@@ -448,7 +448,7 @@ def _side(view: ExampleView, label: str, row: Mapping[str, Any] | None, template
     return {"label": label, "prediction": row.get("prediction"), "em_raw": em, "f1_raw": f1,
             "em": None if em is None else f"{em * 100:.0f}", "f1": None if f1 is None else f"{f1 * 100:.0f}",
             "em_class": "" if em is None else ("right" if em == 1 else "wrong"),
-            "all_kept": all_kept, "sentences": len(sentences), "kept": items,
+            "all_kept": all_kept, "sentences": len(sentences), "kept": [] if all_kept else items,
             "context": context, "prompt": _prompt(template, view.question, shown)}
 
 
@@ -471,6 +471,18 @@ def _reader_template(data: RunData) -> dict[str, str] | None:
     if not isinstance(config.get("user_template"), str):
         return None
     return {"system": str(config.get("system_template") or ""), "user": config["user_template"]}
+
+
+def _kept_entry(kept: Mapping[str, Any], context: str | None) -> list[Any]:
+    """A kept sentence for the page's script: ``[text, level, title, gold]``, the text as its
+    offset in the compressor's context when it is there (the context is in the data anyway:
+    the reader prompt), then ``[offset, level, title, gold, length]``."""
+    assert context is None or isinstance(context, str)
+    at = context.find(kept["text"]) if context else -1
+    if at < 0:
+        return [kept["text"], kept["level"], kept["title"], kept["gold"]]
+    utf16 = lambda text: len(text.encode("utf-16-le")) // 2  # noqa: E731  (JavaScript strings count UTF-16 units)
+    return [utf16(context[:at]), kept["level"], kept["title"], kept["gold"], utf16(kept["text"])]
 
 
 def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Mapping[str, Any]], a: str,
@@ -507,7 +519,7 @@ def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Map
         {"id": q["view"].id, "q": q["view"].question, "pos": q["view"].position, "sides": {
             label: None if s is None else {"prediction": s["prediction"], "em": s["em_raw"], "f1": s["f1_raw"],
                                            "all_kept": s["all_kept"], "sentences": s["sentences"], "context": s["context"],
-                                           "kept": [[k["text"], k["level"], k["title"], k["gold"]] for k in s["kept"]]}
+                                           "kept": [_kept_entry(k, s["context"]) for k in s["kept"]]}
             for label, s in q["sides"].items()}} for q in questions]}
     return {"a": a, "b": b, "rows": out_rows, "data": script_data}
 

@@ -58,7 +58,10 @@ def test_evaluate_writes_the_report_and_non_trivial_plots(no_reader_run: tuple[P
 @pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
 def test_the_page_is_self_contained(no_reader_run: tuple[Path, list[str]]) -> None:
     page = (out := no_reader_run[0] / "report.html").read_text(encoding="utf-8")
-    assert "<script" not in page.lower() and "<link" not in page.lower() and "@import" not in page
+    # one small inline script and its JSON data, nothing loaded from anywhere
+    scripts = re.findall(r"<script[^>]*>", page.lower())
+    assert scripts == ['<script type="application/json" id="compare-data">', "<script>"], scripts
+    assert "<link" not in page.lower() and "@import" not in page and "fetch(" not in page and "XMLHttpRequest" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page), "an external resource"
     sources = re.findall(r'<img [^>]*src="([^"]+)"', page)
     assert len(sources) == len(PLOTS)
@@ -78,10 +81,14 @@ def test_a_run_without_reader_says_so_and_plots_evidence(no_reader_run: tuple[Pa
     # the tables carry summary.json's numbers as summary.md formats them
     bm25 = summary["compressors"]["bm25"]["values"]["evidence_recall"]
     assert f"{bm25['mean']:.1f}<br><small>[{bm25['low']:.1f}, {bm25['high']:.1f}]</small>" in page
-    family = summary["p_adjustment"]["comparisons"]
-    assert f"Holm's correction over all {family} comparisons" in page
+    families = summary["p_adjustment"]["families"]
+    assert f"Holm&#39;s correction within each metric&#39;s family ({len(families)} families of 2 comparison(s)" in page
+    # 5 questions, 2 compressors per family: no test can reach the level; one line says so, and the
+    # cells give the unadjusted p-values (no column of Holm values)
+    assert not any(f["reachable"] for f in families.values())
+    assert "Too few questions to reach the level for every tested metric: with n = 5 pairs" in page
     oracle_p = summary["comparisons"]["oracle"]["evidence_precision"]
-    assert f"Holm {oracle_p['p_holm']:.3f}" in page
+    assert f"p={oracle_p['p_value']:.3f} (unadjusted)" in page and "Holm 1.000" not in page
 
 
 @pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
@@ -92,18 +99,18 @@ def test_per_example_view_marks_kept_dropped_and_gold(no_reader_run: tuple[Path,
     labels = list(json.loads((out / "summary.json").read_text())["compressors"])
     bm25 = labels.index("bm25")
     # bm25 is highlighted first (not the baseline, not the oracle); the page holds its kept pieces
-    assert re.search(rf'class="r{bm25}" checked', page)
+    assert re.search(rf'class="r{bm25}" data-label="bm25" checked', page)
     first = page.split('<details class="ex"')[1]
-    kept = [m for m in re.findall(r'<span class="([^"]*)">', first) if f"k{bm25}" in m.split()]
-    gold = [m for m in re.findall(r'<span class="([^"]*)">', first) if "gold" in m.split()]
+    kept = [m for m in re.findall(r'<span class="([^"]*)"', first) if f"k{bm25}" in m.split()]
+    gold = [m for m in re.findall(r'<span class="([^"]*)"', first) if "gold" in m.split()]
     assert kept and gold
     records = [json.loads(line) for line in (out / "predictions" / "bm25.jsonl").read_text().splitlines()]
     # every kept bm25 sentence's text is on the page inside bm25-kept pieces
     record = next(r for r in records if f'id="ex-{r["id"]}"' in page.split('<details class="ex"')[1][:200])
-    kept_text = "".join(re.findall(rf'<span class="[^"]*\bk{bm25}\b[^"]*">([^<]*)</span>', first))
+    kept_text = "".join(re.findall(rf'<span class="[^"]*\bk{bm25}\b[^"]*"(?: title="[^"]*")?>([^<]*)</span>', first))
     for s in record["sentences"]:
         if s["kept"]:
-            assert s["text"].replace("&", "&amp;").replace('"', "&quot;").replace("'", "&#x27;")[:40] in kept_text
+            assert s["text"].replace("&", "&amp;").replace('"', "&#34;").replace("'", "&#39;")[:40] in kept_text
 
 
 @pytest.mark.slow  # a real evaluate run (module fixture) or a report of one
@@ -113,7 +120,7 @@ def test_reader_run_plots_em_f1_and_lists_disagreements_first(with_reader_run: t
     assert "This run has no reader" not in page
     assert "EM / F1 against reader input tokens" in page and "EM / F1 against latency" in page
     assert "compress + read, retrieval excluded" in page
-    assert "x: the reader&#x27;s prompt tokens as the reader reports them" in page
+    assert "x: the reader&#39;s prompt tokens as the reader reports them" in page
     for name in PLOTS:
         assert_nontrivial_png((out / "plots" / f"{name}.png").read_bytes())
     records = {label: {json.loads(line)["id"]: json.loads(line) for line in
@@ -123,7 +130,7 @@ def test_reader_run_plots_em_f1_and_lists_disagreements_first(with_reader_run: t
     assert differs, "the fake reader should make bm25 miss some answers"
     order = re.findall(r'<details class="ex" id="ex-([^"]+)"', page)
     assert set(order[: len(differs)]) == differs  # disagreements first
-    assert page.count("EM differs") == len(differs)
+    assert page.count('<span class="badge em">EM differs') == len(differs)
     # the reader's answer and the gold answer are shown
     some = next(iter(differs))
     assert records["bm25"][some]["prediction"] in page and records["none"][some]["answers"][0] in page
@@ -137,10 +144,12 @@ def test_hostile_text_is_escaped(tmp_path: Path) -> None:
 
     out, _ = run(tmp_path, COMPRESSORS, data=hostile_dataset(tmp_path / "evil.json"), limit=2, no_reader=True)
     page = (out / "report.html").read_text(encoding="utf-8")
-    assert "<script" not in page and "<img src=x" not in page
+    assert page.count("<script") == 2 and '<script>alert' not in page and "<img src=x" not in page  # the page's own two
     assert "<b>tag" not in page and "</p></details>." not in page
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page and "&lt;b&gt;tag 0&lt;/b&gt;" in page
-    assert page.count('<details class="ex"') == page.count("</details>") == 2
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page and "&lt;b&gt;tag 0&lt;/b&gt;" in page
+    data = page.split('<script type="application/json" id="compare-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and "\\u003cscript\\u003e" in data  # the compare view's JSON cannot close its tag
+    assert page.count('<details class="ex"') == 2 and page.count("<details") == page.count("</details>")
     assert HOSTILE not in page
 
 
@@ -219,5 +228,82 @@ def test_a_sweep_family_is_drawn_as_a_line(tmp_path: Path) -> None:
 def test_the_page_stays_small_per_example(no_reader_run: tuple[Path, list[str]]) -> None:
     page = (no_reader_run[0] / "report.html").read_text(encoding="utf-8")
     text = re.sub(r'src="data:image/png;base64,[^"]+"', "", page)
-    # documents once per example, a few classes per piece: 100 examples x 10 compressors stay a few MB
-    assert len(text.encode()) < 5 * 25_000, len(text.encode())
+    # documents once per example, a few classes per piece (kept, score level) and a rank tooltip; the
+    # compare view's data holds each compressor's context once, none for one that keeps everything:
+    # 100 examples x 10 compressors stay a few MB
+    assert len(text.encode()) < 5 * 30_000, len(text.encode())
+
+
+def test_the_oracle_is_a_reference_not_a_frontier_point() -> None:
+    """Issue 27: a compressor that reads the gold labels is drawn as a reference; the frontier runs
+    over real compressors only (here the oracle would otherwise dominate bm25 and cheap)."""
+    oracle = TradeoffPoint("oracle", 110, 110, 110, 60, 60, 60, reference=True)
+    points = [_point("none", 1400, 50), oracle, _point("bm25", 180, 40), _point("cheap", 50, 20),
+              _point("best", 2000, 70)]
+    front = pareto_front(points)
+    assert oracle not in front and [p.label for p in front] == ["cheap", "bm25", "none", "best"]
+    # without the flag the same point shapes the frontier (bm25 and none fall off it)
+    assert [p.label for p in pareto_front([*points[:1], _point("oracle", 110, 60), *points[2:]])] == \
+        ["cheap", "oracle", "best"]
+    stat = lambda m: {"mean": m, "low": m, "high": m}  # noqa: E731
+    summary = {"compressors": {"oracle": {"values": {"em": stat(60)}, "latency_ms": {"total": stat(2500)}},
+                               "bm25": {"values": {"em": stat(40)}, "latency_ms": {"total": stat(1200)}}}}
+    pts = tradeoff_points(summary, "em", "latency_ms:total", references=["oracle"], seconds=True)
+    assert [(p.label, p.reference, p.x) for p in pts] == [("oracle", True, 2.5), ("bm25", False, 1.2)]
+
+
+def test_twenty_compressors_get_distinct_styles(tmp_path: Path) -> None:
+    from ragsift.evaluation.plots import Anchor, style_of
+
+    labels = [f"c{i}" for i in range(20)]
+    styles = style_of(labels)
+    assert len(set(styles.values())) == 20 and len({colour for colour, _ in styles.values()}) == 20
+    points = [_point(label, 100 + 10 * i, 30 + i) for i, label in enumerate(labels)]
+    points.append(_point("tie", 100, 30))  # on top of c0: one label "c0 = tie"
+    path = plot_tradeoff([("EM (%)", points)], "seconds", "EM against latency", tmp_path / "many.png",
+                         anchors=[Anchor("EXIT, Fig. 1", 150, 45, "EM")])
+    assert_nontrivial_png(path.read_bytes(), min_width=300)
+
+
+@pytest.mark.slow  # a real evaluate run with a fake reader
+def test_primary_comparison_csv_and_compare_view_of_a_reader_run(tmp_path: Path) -> None:
+    """Issue 23 item 3 and issue 27: [evaluation] primary is validated, its test is shown first with
+    its provenance; records.csv holds the page's per-question records; the compare view lists the
+    questions where the default pair differs in EM first; the oracle is a reference in the plots."""
+    import csv
+
+    from report_runs import reader_run
+
+    out, echoed = reader_run(tmp_path, evaluation='primary = "bm25"\nprimary_chosen_on = "dev questions, 2026-11-30"')
+    summary = json.loads((out / "summary.json").read_text())
+    primary = summary["primary"]
+    assert primary["compressor"] == "bm25" and primary["chosen"] == {"note": "dev questions, 2026-11-30"}
+    assert primary["p_value"] == summary["comparisons"]["bm25"]["em"]["p_value"]
+    printed = "\n".join(echoed)
+    assert printed.index("primary comparison (declared before the evaluation): bm25 vs none on EM") < \
+        printed.index("difference vs 'none'")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.index('<h2 id="primary">') < page.index('<h2 id="results">') < page.index('<h2 id="tests">')
+    assert "chosen: dev questions, 2026-11-30" in page
+    # EM leads the results table; the reader is one line with its provenance a click away
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", page.split('id="results-table"', 1)[1].split("</thead>", 1)[0])
+    assert heads[:3] == ["compressor", "n", "EM (%)"]
+    assert "openai: fake" in page and "full provenance" in page
+    # the CSV: one row per question and compressor, the values the page shows
+    rows = list(csv.DictReader((out / "records.csv").open(encoding="utf-8")))
+    records = {label: {json.loads(line)["id"]: json.loads(line) for line in
+                       (out / "predictions" / f"{label}.jsonl").read_text().splitlines()} for label in ("none", "bm25")}
+    assert len(rows) == 3 * 6 and {r["compressor"] for r in rows} == {"none", "oracle", "bm25"}
+    for r in rows:
+        if r["compressor"] in records:
+            rec = records[r["compressor"]][r["id"]]
+            assert float(r["em"]) == rec["metrics"]["em"] and r["prediction"] == rec["prediction"]
+            assert int(r["prompt_tokens"]) == rec["reader"]["prompt_tokens"]
+    # the compare view (bm25 against none, without script): a question bm25 gets wrong first
+    differs = [i for i in records["none"] if records["none"][i]["metrics"]["em"] != records["bm25"][i]["metrics"]["em"]]
+    assert differs
+    compare = page.split('<tbody id="compare-body">', 1)[1].split("</tbody>", 1)[0]
+    first = re.findall(r'<tr class="([^"]+)" data-id="([^"]+)"', compare)
+    assert first[0] == ("b-right", differs[0]) and len(first) == 6
+    assert "reader prompt" in compare and "keeps all" in compare  # none gave the reader the full documents
+    assert "oracle, which read the gold labels" in page

@@ -261,3 +261,17 @@ def test_summary_markdown_escapes_what_the_html_report_escapes() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|\\*x\\*\\`\\[y\\](z)" in markdown
     label_rows = [line for line in markdown.splitlines() if "alert" in line]
     assert label_rows and all(line.count("|") - line.count("\\|") == line.count(" | ") + 2 for line in label_rows)
+
+
+def test_primary_must_name_a_compressor_other_than_the_baseline() -> None:
+    from ragsift.errors import ConfigError
+    from ragsift.evaluation.settings import EvaluationSettings
+
+    labels = ["none", "bm25", "exit-t0.5"]
+    assert EvaluationSettings(primary="bm25").check_labels(labels, "run.toml") == "none"
+    with pytest.raises(ConfigError, match=r"run.toml \[evaluation\]: primary 'bm52' is not a compressor label \(none, bm25"):
+        EvaluationSettings(primary="bm52").check_labels(labels, "run.toml")
+    with pytest.raises(ConfigError, match="primary 'none' is the baseline"):
+        EvaluationSettings(primary="none").check_labels(labels, "run.toml")
+    with pytest.raises(ConfigError, match="primary 'exit' is a sweep family; name one of its points"):
+        EvaluationSettings(primary="exit").check_labels(labels, "run.toml", families=["exit"])

@@ -57,7 +57,8 @@
     else {
       var list = el("ol", "kept");
       s.kept.forEach(function (k) {
-        var li = el("li", "lv" + k[1] + (k[3] ? " gold" : ""), k[0]);
+        var text = typeof k[0] === "number" ? s.context.substr(k[0], k[4]) : k[0];
+        var li = el("li", "lv" + k[1] + (k[3] ? " gold" : ""), text);
         if (k[2]) { li.title = k[2]; }
         list.appendChild(li);
       });
