@@ -275,3 +275,24 @@ def test_primary_must_name_a_compressor_other_than_the_baseline() -> None:
         EvaluationSettings(primary="none").check_labels(labels, "run.toml")
     with pytest.raises(ConfigError, match="primary 'exit' is a sweep family; name one of its points"):
         EvaluationSettings(primary="exit").check_labels(labels, "run.toml", families=["exit"])
+
+
+def test_the_primary_record_comes_from_the_tuned_table_that_chose_it() -> None:
+    from types import SimpleNamespace
+
+    from ragsift.evaluation.run_summary import primary_record
+    from ragsift.evaluation.settings import EvaluationSettings
+
+    tuned = {"created_at": "2026-11-30T10:00:00+00:00", "rule": {"metric": "em", "text": "highest em, ties to fewer prompt tokens"},
+             "development": {"path": "data/training/dev.json", "sha256": "cd" * 32, "questions": 205, "ids": ["a"]},
+             "sweep": {"config": "sweep.toml", "sha256": "ef" * 32, "run_dir": "runs/tune"},
+             "chosen": {"bm25": "bm25@k=3"}, "tuning_config": "tune.toml"}
+    plan = SimpleNamespace(settings=EvaluationSettings(primary="bm25", primary_chosen_on="frozen before the evaluation"),
+                           config=SimpleNamespace(tuned=tuned))
+    record = primary_record(plan)  # type: ignore[arg-type]
+    assert record["by"] == "ragsift tune" and record["point"] == "bm25@k=3" and record["rule"] == tuned["rule"]["text"]
+    assert record["development"] == {"path": "data/training/dev.json", "sha256": "cd" * 32, "questions": 205}
+    assert record["created_at"] == tuned["created_at"] and record["note"] == "frozen before the evaluation"
+    # a primary the tune did not choose: only the note
+    plan.settings = EvaluationSettings(primary="none-of-them")
+    assert primary_record(plan) == {}  # type: ignore[arg-type]
