@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ExampleView", "build_views", "order_views", "view_context", "view_css", "DocumentText", "Piece",
-           "document_pieces", "score_ranks", "kept_masks", "SCORE_SHADES"]
+           "document_pieces", "score_ranks", "score_level", "kept_masks", "SCORE_SHADES"]
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,8 @@ def score_ranks(record: Mapping[str, Any]) -> dict[int, tuple[float, int, int]]:
     return {i: (score, rank, len(order)) for rank, (i, score) in enumerate(order, start=1)}
 
 
-def _level(rank: int, count: int) -> int:
+def score_level(rank: int, count: int) -> int:
+    """The shading level (1-4) of the ``rank``-th of ``count`` scored sentences (4: top quarter)."""
     return SCORE_LEVELS - min(SCORE_LEVELS - 1, (rank - 1) * SCORE_LEVELS // max(count, 1))
 
 
@@ -200,7 +201,7 @@ def document_pieces(index: int, doc: DocumentText, view: ExampleView, labels: Se
         for i, label in enumerate(labels):
             for s_start, s_end, (score, rank, count) in spans.get(label, []):
                 if s_start <= start < s_end:
-                    classes.append(f"s{i}-{_level(rank, count)}")
+                    classes.append(f"s{i}-{score_level(rank, count)}")
                     tips.append(f"{label} #{rank}/{count} ({score:.3g})")
                     break
         if any(s <= start and end <= e for s, e in doc.gold):

@@ -8,8 +8,9 @@ documents, answers, labels: untrusted) is escaped by the template engine. Every 
 tables comes from ``summary.json``, formatted by :mod:`ragsift.evaluation.report` exactly as in
 ``summary.md``; the plots draw the same means and intervals. ``records.csv`` holds the
 per-question records the page shows (:func:`question_rows` feeds both). Documents and gold
-evidence of the per-example view come from the run's input file (``manifest.json``), checked against its SHA-256; when it cannot be read, the
-documents are rebuilt from the recorded sentences and gold evidence is not shown.
+evidence of the per-example view come from the run's input file (``manifest.json``), checked
+against its SHA-256; when it cannot be read, the documents are rebuilt from the recorded
+sentences and gold evidence is not shown.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ from typing import Any
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation import plots as pl
 from ragsift.evaluation.example_view import (
-    SCORE_LEVELS,
     SCORE_SHADES,
     DocumentText,
     ExampleView,
     build_views,
     order_views,
+    score_level,
     score_ranks,
     view_context,
     view_css,
@@ -437,7 +438,7 @@ def _side(view: ExampleView, label: str, row: Mapping[str, Any] | None, template
     items = []
     for i, s in kept:
         score, rank, count = ranks.get(i, (None, None, None))
-        level = 0 if rank is None else SCORE_LEVELS - min(SCORE_LEVELS - 1, (rank - 1) * SCORE_LEVELS // max(count or 1, 1))
+        level = 0 if rank is None or count is None else score_level(rank, count)
         title = "" if rank is None else f"rank {rank}/{count}, score {score:.3g}"
         items.append({"text": s["text"], "level": level, "title": title, "gold": _gold(view, s)})
     em, f1 = row.get("em"), row.get("f1")
@@ -477,9 +478,8 @@ def _kept_entry(kept: Mapping[str, Any], context: str | None) -> list[Any]:
     """A kept sentence for the page's script: ``[text, level, title, gold]``, the text as its
     offset in the compressor's context when it is there (the context is in the data anyway:
     the reader prompt), then ``[offset, level, title, gold, length]``."""
-    assert context is None or isinstance(context, str)
     at = context.find(kept["text"]) if context else -1
-    if at < 0:
+    if context is None or at < 0:
         return [kept["text"], kept["level"], kept["title"], kept["gold"]]
     utf16 = lambda text: len(text.encode("utf-16-le")) // 2  # noqa: E731  (JavaScript strings count UTF-16 units)
     return [utf16(context[:at]), kept["level"], kept["title"], kept["gold"], utf16(kept["text"])]
@@ -492,7 +492,7 @@ def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Map
     draws any other pair from (the same sides)."""
     template = _reader_template(data)
     by_key = {(r["id"], r["compressor"]): r for r in rows}
-    questions = []
+    questions: list[dict[str, Any]] = []
     for view in views:
         sides = {label: _side(view, label, by_key.get((view.id, label)), template) for label in data.summary["compressors"]}
         questions.append({"view": view, "sides": sides})
@@ -510,7 +510,7 @@ def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Map
     order = {"a-right": 0, "b-right": 1, "same": 2}
     ranked = sorted(questions, key=lambda q: (order[kind(q)], -f1_gap(q), q["view"].position))
     texts = {"a-right": "A right, B wrong", "b-right": "B right, A wrong", "same": ""}
-    empty = {"label": "", "prediction": None, "em": None, "f1": None, "em_class": "", "all_kept": False, "sentences": 0,
+    empty: dict[str, Any] = {"label": "", "prediction": None, "em": None, "f1": None, "em_class": "", "all_kept": False, "sentences": 0,
              "kept": [], "prompt": None}
     out_rows = [{"id": q["view"].id, "question": q["view"].question, "kind": kind(q), "kind_text": texts[kind(q)],
                  "a": q["sides"].get(a) or empty | {"label": a}, "b": q["sides"].get(b) or empty | {"label": b}}
@@ -561,8 +561,9 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
     compare = None
     rows = question_rows(data, views)
     if len(labels) > 1:
-        compare = compare_pair(data, views, rows, default, baseline if baseline in labels and baseline != default else
-                               next(label for label in labels if label != default))
+        other = str(baseline) if baseline in labels and baseline != default else \
+            next(label for label in labels if label != default)
+        compare = compare_pair(data, views, rows, default, other)
     kept_badge = not all(v.kept_differs for v in views)
     meta, provenance = _meta(data)
     env = _env()
