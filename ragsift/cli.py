@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from ragsift.cli_types import one_of, positive_int
+from ragsift.cli_types import add_set_option, one_of, positive_int
 from ragsift.errors import RagsiftError
 
 __all__ = ["main", "build_parser"]
@@ -74,31 +74,26 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
         return 0
     import tomli_w
 
-    print(f"# {config.source}, every default filled in (keys whose value is None are omitted)")
-    print(tomli_w.dumps(_drop_none(resolved)), end="")  # type: ignore[arg-type]
+    from ragsift.config_show import reloadable_table
+
+    print(f"# {config.source}, every default filled in (a None value is omitted where its default is None, "
+          "else written as \"\"); reloads to this config")
+    print(tomli_w.dumps(reloadable_table(config)), end="")
     return 0
-
-
-def _drop_none(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
 
 
 def _cmd_compress(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ragsift.config import load_config
+    from ragsift.config import load_labelled_config
     from ragsift.output_files import check_output
 
-    config = load_config(args.config)
+    config, chosen = load_labelled_config(args.config, args.overrides)
     to_stdout = args.output in (None, "-")
     if not to_stdout:
         dataset_path = (config.dataset or {}).get("path")
         check_output(args.output, [args.input, dataset_path, config.source], force=args.force)
-    label, compressor = config.only_compressor("compress")
+    label, compressor = config.only_compressor("compress", chosen)
     examples = config.data(args.input, args.format).load(args.limit)
     counts = [0, 0]  # written, empty
 
@@ -216,8 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Compress every example of a dataset and stream one JSON line per example "
                        "(per-sentence scores and keep decisions, compressed text, stage timings).",
                        epilog="examples:\n  ragsift compress --config configs/bm25.toml --output bm25.jsonl\n"
-                       "  ragsift compress --config exit-offline --input data.json --format hotpotqa --limit 5 -o out.jsonl")
-    p.add_argument("--config", "-c", required=True, help="config file or name in configs/")
+                       "  ragsift compress --config exit-offline --input data.json --format hotpotqa --limit 5 -o out.jsonl\n"
+                       "  ragsift compress -c bm25 --set compressor.selector.k=3 -o top3.jsonl\n"
+                       "  ragsift compress -c cascades#bm25-docs3 -o docs3.jsonl  # one compressor of a config with several")
+    p.add_argument("--config", "-c", required=True, help="config file or name in configs/; CONFIG#LABEL picks one "
+                   "compressor of a config with several")
     p.add_argument("--input", "-i", help="dataset file (default: the config's [dataset] path, else the bundled HotpotQA sample)")
     p.add_argument("--format", "-f", help="dataset loader name (default: detected from the file)")
     p.add_argument("--output", "-o", help="output JSONL file (default: stdout); written under a temporary name and "
@@ -225,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.add_argument("--limit", type=positive_int, help="only the first N examples")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_set_option(p)
     p.set_defaults(func=_cmd_compress)
 
     p = sub.add_parser("label", help="make training data for a scorer", formatter_class=_F,

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from ragsift.suggestions import did_you_mean
 
-__all__ = ["positive", "positive_int", "one_of"]
+__all__ = ["positive", "positive_int", "one_of", "add_set_option"]
 
 N = TypeVar("N", int, float)
 
@@ -43,3 +43,19 @@ def one_of(known: Iterable[str], what: str) -> Callable[[str], str]:
         return text
 
     return parse
+
+
+def _key_value(text: str) -> str:
+    key, sep, _ = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, such as compressor.selector.k=3; got {text!r}")
+    return text
+
+
+def add_set_option(parser: argparse.ArgumentParser, what: str = "the config") -> None:
+    """``--set KEY=VALUE`` (repeatable): a dotted override of ``what``, read by
+    :meth:`ragsift.config.RunConfig.with_overrides`."""
+    parser.add_argument("--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[], type=_key_value,
+                        help=f"override one value of {what}, as a dotted TOML key and a TOML value (else a string): "
+                        "--set compressor.selector.k=3, --set 'compressors.exit.selector=\"threshold\"'; repeatable, "
+                        "applied in order, checked as the file is, recorded in the run manifest")

@@ -22,7 +22,11 @@ working directory, in a clone or an installed wheel.
 
 from __future__ import annotations
 
+import json
+import os
+import tomllib
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +35,14 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 from ragsift import config_files
 from ragsift.compressors.base import Compressor
 from ragsift.datasets import DataSource, resolve_data
-from ragsift.errors import ConfigError
+from ragsift.errors import ConfigError, UnknownPluginError
 from ragsift.plugin import format_validation_error, merge_spec
 from ragsift.readers.base import Reader
 from ragsift.registry import build_plugin
+from ragsift.suggestions import did_you_mean
 
-__all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables", "check_label"]
+__all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables", "check_label", "parse_override",
+           "split_label", "load_labelled_config"]
 
 
 def check_label(label: str, where: str) -> str:
@@ -69,15 +75,20 @@ class RunConfig(BaseModel):
     #: (path, bytes) of every file read to make this config: the file itself, then each included
     #: one in reading order (empty for a config made from a table)
     _files: list[tuple[Path, bytes]] = PrivateAttr(default_factory=list)
+    #: the ``--set KEY=VALUE`` overrides laid over the file, as given (the run manifest records them)
+    _overrides: list[str] = PrivateAttr(default_factory=list)
 
     @classmethod
-    def from_table(cls, table: dict[str, Any], source: str, files: list[tuple[Path, bytes]] | None = None) -> RunConfig:
-        """A config from its include-resolved table (:meth:`table`), checked as a file's is."""
+    def from_table(cls, table: dict[str, Any], source: str, files: list[tuple[Path, bytes]] | None = None,
+                   overrides: Sequence[str] = ()) -> RunConfig:
+        """A config from its include-resolved table (:meth:`table`), checked as a file's is;
+        ``overrides``: the ``--set`` overrides already laid over ``table`` (recorded only)."""
         try:
             config = cls(**table, source=source)
         except ValidationError as exc:
             raise ConfigError(format_validation_error(source, exc, sorted(cls.model_fields))) from None
         config._files = list(files or [])
+        config._overrides = list(overrides)
         return config
 
     def table(self) -> dict[str, Any]:
@@ -90,6 +101,32 @@ class RunConfig(BaseModel):
     def files(self) -> list[tuple[Path, bytes]]:
         """(path, bytes) of the config file and of every file it includes, as read."""
         return list(self._files)
+
+    @property
+    def overrides(self) -> list[str]:
+        """The ``KEY=VALUE`` overrides laid over the file (:meth:`with_overrides`), in order."""
+        return list(self._overrides)
+
+    def with_overrides(self, overrides: Sequence[str]) -> RunConfig:
+        """This config with ``--set KEY=VALUE`` overrides laid over it, in order, by the one
+        override rule (:func:`merge_tables`): ``compressor.selector.k=3`` sets one param, a stage
+        given by name (``compressor.selector="threshold"``) swaps the plugin. The result is checked
+        as a file is (the config's structure, then every plugin it names); a problem is a
+        :class:`ConfigError` naming the override."""
+        if not overrides:
+            return self
+        table = self.table()
+        for text in overrides:
+            table = merge_tables(table, parse_override(text))
+        where = f"{self.source} with --set {' --set '.join(overrides)}"
+        config = RunConfig.from_table(table, where, self._files)
+        config.source = self.source
+        try:
+            config.validate_all()
+        except (ConfigError, UnknownPluginError) as exc:
+            raise type(exc)(f"--set {' --set '.join(overrides)}: {exc.args[0] if exc.args else exc}") from None
+        config._overrides = [*self._overrides, *overrides]
+        return config
 
     @property
     def included_files(self) -> list[Path]:
@@ -114,20 +151,29 @@ class RunConfig(BaseModel):
             for label, spec in self.compressor_specs().items()
         }
 
-    def only_compressor_spec(self, use: str) -> tuple[str, dict[str, Any]]:
-        """(label, spec) of a config with exactly one compressor, for ``use`` (a command such as
-        'serve', or 'load_compressor'); any other count is a :class:`ConfigError`."""
+    def only_compressor_spec(self, use: str, label: str | None = None) -> tuple[str, dict[str, Any]]:
+        """(label, spec) of the compressor labelled ``label`` (``CONFIG#LABEL``), or of a config
+        with exactly one compressor, for ``use`` (a command such as 'serve', or 'load_compressor');
+        an unknown label or, without one, any other count is a :class:`ConfigError`."""
         specs = self.compressor_specs()
+        if label is not None:
+            if label not in specs:
+                raise ConfigError(f"{self.source}: no compressor labelled '{label}' (it has: {', '.join(specs)})."
+                                  f"{did_you_mean(label, specs)}")
+            return label, specs[label]
         if len(specs) != 1:
+            first = next(iter(specs))
             raise ConfigError(f"{self.source}: '{use}' needs a config with one compressor; it has {len(specs)} "
-                              f"({', '.join(specs)}): give a config with one, or name one compressor's config.")
-        ((label, spec),) = specs.items()
-        return label, spec
+                              f"({', '.join(specs)}): pick one as CONFIG#LABEL (e.g. '{self.source}#{first}'), "
+                              "or give a config with one.")
+        ((only, spec),) = specs.items()
+        return only, spec
 
-    def only_compressor(self, use: str) -> tuple[str, Compressor]:
-        """(label, compressor) of a config with exactly one compressor (:meth:`only_compressor_spec`)."""
-        label, _ = self.only_compressor_spec(use)
-        return label, self.build_compressors()[label]
+    def only_compressor(self, use: str, label: str | None = None) -> tuple[str, Compressor]:
+        """(label, compressor) of :meth:`only_compressor_spec`, built."""
+        label, spec = self.only_compressor_spec(use, label)
+        where = f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]"
+        return label, build_plugin("compressor", spec, where)
 
     def build_reader(self) -> Reader | None:
         return None if self.reader is None else build_plugin("reader", self.reader, f"{self.source} [reader]")
@@ -243,6 +289,50 @@ def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[st
         raise ConfigError(f"{path} {where}: include '{name}': {target} has no [compressors.{label}] table and not "
                           f"exactly one compressor (it has: {', '.join(tables) or 'none'}).")
     return merge_tables(found, spec)
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """The table of one ``KEY=VALUE`` override: KEY a TOML dotted key (``compressor.selector.k``;
+    quote a part that holds dots: ``compressors."exit@0.5".selector.k``), VALUE a TOML value
+    (``3``, ``0.5``, ``true``, ``"top-k"``, ``[1, 2]``, ``{name = "top-k", k = 2}``), and any other
+    text a string (``compressor.selector=threshold``)."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, such as compressor.selector.k=3.")
+    try:
+        tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        raise ConfigError(f"--set {text!r}: '{key}' is not a dotted key such as compressor.selector.k (quote a part "
+                          'that holds dots or spaces: compressors."exit@0.5".selector.k).') from None
+    try:
+        return tomllib.loads(f"{key} = {value.strip()}")
+    except tomllib.TOMLDecodeError:
+        return tomllib.loads(f"{key} = {json.dumps(value.strip())}")
+
+
+def split_label(name_or_path: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """``CONFIG#LABEL`` -> (CONFIG, LABEL); a name without ``#``, or an existing file whose name
+    holds one, -> (name, None)."""
+    text = os.fspath(name_or_path)
+    if "#" not in text or Path(text).is_file():
+        return text, None
+    base, _, label = text.rpartition("#")
+    if not base.strip() or not label.strip():
+        raise ConfigError(f"'{text}': give CONFIG#LABEL, a config and the label of one of its compressors "
+                          "(e.g. 'baselines#bm25').")
+    return base, label
+
+
+def load_labelled_config(name: str | os.PathLike[str], overrides: Sequence[str] = ()) -> tuple[RunConfig, str | None]:
+    """The config named by ``name`` (``CONFIG`` or ``CONFIG#LABEL``, :func:`split_label`) with
+    ``overrides`` laid over it (:meth:`RunConfig.with_overrides`), and the label (None: none given);
+    an unknown label is a :class:`ConfigError` with a did-you-mean hint."""
+    base, label = split_label(name)
+    config = load_config(base).with_overrides(overrides)
+    if label is not None:
+        config.only_compressor_spec("select", label)  # an unknown label is refused now
+    return config, label
 
 
 def load_config(name_or_path: str | Path) -> RunConfig:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragsift.cli_types import positive_int
+from ragsift.cli_types import add_set_option, positive_int
 
 __all__ = ["add_evaluate_command", "add_merge_command"]
 
@@ -16,6 +16,7 @@ _EPILOG = """examples:
   ragsift evaluate -c configs/quickstart.toml --out runs/quickstart --limit 8 --resume   # after a crash
   ragsift evaluate -c configs/bm25.toml --shard 0/4 --out runs/bm25-0   # 1/4 of the examples; then 'ragsift merge'
   ragsift evaluate -c configs/bm25.toml --engine ray --parquet --out runs/bm25-ray   # docs/scale.md
+  ragsift evaluate -c bm25 --set compressor.selector.k=3 --set evaluation.limit=20 --out runs/bm25-k3
 
 writes RUN_DIR/predictions/<compressor>.jsonl (one line per example, flushed as it is done),
 RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report: RUN_DIR/report.html
@@ -23,15 +24,19 @@ RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ragsift.config import RunConfig, load_config
     from ragsift.errors import RagsiftError
     from ragsift.evaluation.runner import RunOptions, run_evaluation
     from ragsift.evaluation.shards import parse_shard
 
     if args.allow_mixed and not args.resume:
         raise RagsiftError("--allow-mixed only applies with --resume.")
+    config: str | RunConfig = args.config
+    if args.overrides:
+        config = load_config(args.config).with_overrides(args.overrides)
 
     run_evaluation(RunOptions(
-        config=args.config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
+        config=config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
         resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]],
         progress=not args.quiet,
         shard=None if args.shard is None else parse_shard(args.shard), parquet=args.parquet, engine=args.engine,
@@ -73,6 +78,7 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
     p.add_argument("--parquet", action="store_true", help="also write predictions/<label>.parquet and "
                    "<label>.sentences.parquet (as [evaluation] parquet = true; pip install 'ragsift[parquet]')")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_set_option(p)
     p.set_defaults(func=_cmd_evaluate)
     return p
 

@@ -167,6 +167,7 @@ def run_manifest(plan: RunPlan) -> dict[str, Any]:
                    "text": config_bytes.decode("utf-8", errors="replace"),
                    "includes": [{"path": str(p), "sha256": sha256_bytes(b), "text": b.decode("utf-8", errors="replace")}
                                 for p, b in included],
+                   "overrides": config.overrides,
                    "resolved": config.table(),
                    "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in plan.compressors.items()}},
         "input": {"path": str(plan.data), "sha256": sha256_file(plan.data), "format": plan.format,
@@ -192,6 +193,7 @@ def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) 
         (old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed", new["input"]["path"]),
         (old.get("run", {}).get("no_reader"), new["run"]["no_reader"], "--no-reader differs", None),
         (old.get("run", {}).get("shard"), new["run"]["shard"], "--shard differs", None),
+        (old.get("config", {}).get("overrides", []), new["config"]["overrides"], "the --set overrides differ", None),
     ]
     # A file may be included several times (by each compressor that includes it): compare by path.
     included_before = {i["path"]: i["sha256"] for i in old.get("config", {}).get("includes", [])}

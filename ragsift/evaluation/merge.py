@@ -63,6 +63,7 @@ _SAME: tuple[tuple[str, Callable[[Mapping[str, Any]], Any]], ...] = (
     ("the config file (sha256)", lambda m: m.get("config", {}).get("sha256")),
     ("the files the config includes (sha256)",
      lambda m: [(i["path"], i["sha256"]) for i in m.get("config", {}).get("includes", [])]),
+    ("the --set overrides", lambda m: m.get("config", {}).get("overrides", [])),
     ("the input file (sha256)", lambda m: m.get("input", {}).get("sha256")),
     ("the input format", lambda m: m.get("input", {}).get("format")),
     ("the limit", lambda m: m.get("run", {}).get("limit")),
@@ -112,7 +113,7 @@ def _config(manifest: Mapping[str, Any]) -> RunConfig:
                               f"their config {recorded.get('path')} includes other files; rerun the shards.")
         table = tomllib.loads(text)
     source = str(recorded.get("path", ""))
-    return RunConfig.from_table(table, source, [(Path(source), text.encode("utf-8"))])
+    return RunConfig.from_table(table, source, [(Path(source), text.encode("utf-8"))], recorded.get("overrides") or [])
 
 
 def _records(plan: RunPlan, shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> dict[str, list[dict[str, Any]]]:

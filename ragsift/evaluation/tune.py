@@ -115,6 +115,8 @@ class TuneOptions:
     progress: bool = True
     argv: list[str] | None = None
     echo: Callable[[str], None] = field(default=print)
+    #: ``--set KEY=VALUE`` overrides of the sweep config (:meth:`ragsift.config.RunConfig.with_overrides`)
+    overrides: list[str] = field(default_factory=list)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -214,7 +216,7 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
 
     tune = load_tune_config(opts.config)
     sweep_path = tune.sweep_path()
-    config = load_config(sweep_path)
+    config = load_config(sweep_path).with_overrides(opts.overrides)
     where = f"{tune.source}: sweep {sweep_path}"
     if not (config.evaluation or {}).get("sweep"):
         raise ConfigError(f"{where} has no [evaluation.sweep]: tune chooses among a sweep's points.")
@@ -230,7 +232,7 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
     examples = list(source.load(limit))
     sha = refuse_evaluation_data(Path(source.path), examples, "ragsift tune")
 
-    summary = run_evaluation(RunOptions(config=sweep_path, out=Path(opts.out), data=opts.data, format=opts.format,
+    summary = run_evaluation(RunOptions(config=config, out=Path(opts.out), data=opts.data, format=opts.format,
                                         limit=opts.limit, resume=opts.resume, progress=opts.progress,
                                         argv=opts.argv, echo=opts.echo))
     manifest = mf.read_manifest(Path(opts.out)) or {}
@@ -254,7 +256,8 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
         "rule": {**tune.rule.model_dump(), "text": tune.rule.describe()},
         "development": {"path": str(source.path), "sha256": sha, "format": manifest["input"].get("format"),
                         "questions": len(ids), "ids": ids},
-        "sweep": {"config": str(sweep_path), "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out)},
+        "sweep": {"config": str(sweep_path), "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
+                  "overrides": config.overrides},
         "chosen": chosen,
         "table": rows,
     }

@@ -6,13 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragsift.cli_types import positive_int
+from ragsift.cli_types import add_set_option, positive_int
 
 __all__ = ["add_tune_command"]
 
 _EPILOG = """examples:
   ragsift tune -c configs/tune/cascades.toml --out runs/tune-cascades --frozen configs/tuned/cascades.toml
   ragsift tune -c configs/tune/cascades.toml --out runs/tune-cascades --resume   # after an interruption
+  ragsift tune -c configs/tune/cascades.toml --out runs/tune-c20 --set evaluation.limit=20   # over the sweep config
 
 a tuning config names a sweep (a run config with [evaluation.sweep] whose [dataset] holds development
 questions and whose [reader] is the run's reader) and the rule, written before the run:
@@ -34,7 +35,7 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
     run_tune(TuneOptions(config=args.config, out=Path(args.out), frozen=None if args.frozen is None else Path(args.frozen),
                          data=args.data, format=args.format, limit=args.limit, resume=args.resume, force=args.force,
-                         progress=not args.quiet, argv=["ragsift", *sys.argv[1:]]))
+                         progress=not args.quiet, argv=["ragsift", *sys.argv[1:]], overrides=list(args.overrides)))
     return 0
 
 
@@ -56,5 +57,6 @@ def add_tune_command(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--resume", action="store_true", help="finish an interrupted sweep: skip examples already written")
     p.add_argument("--force", action="store_true", help="overwrite an existing frozen config")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    add_set_option(p, "the sweep config (not the tuning config's [rule])")
     p.set_defaults(func=_cmd_tune)
     return p

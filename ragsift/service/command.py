@@ -9,7 +9,7 @@ import socket
 import sys
 from typing import Any
 
-from ragsift.cli_types import positive
+from ragsift.cli_types import add_set_option, positive
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
 
 __all__ = ["add_serve_command", "TOKEN_ENV"]
@@ -30,9 +30,11 @@ def add_serve_command(sub: Any) -> None:
         "(pip install 'ragsift[serve]').",
         epilog="examples:\n  ragsift serve --config bm25\n"
         "  RAGSIFT_SERVE_TOKEN=secret ragsift serve -c exit-offline --port 8080\n"
+        "  ragsift serve -c cascades#bm25-docs3 --set compressors.bm25-docs3.selector.k=4\n"
         "  curl -s localhost:8000/compress -H 'Content-Type: application/json' \\\n"
         "       -d '{\"question\": \"Who wrote Hamlet?\", \"documents\": [\"Hamlet is a play. Shakespeare wrote it.\"]}'")
-    p.add_argument("--config", "-c", required=True, help="config file or name in configs/ (one compressor)")
+    p.add_argument("--config", "-c", required=True, help="config file or name in configs/ (one compressor; "
+                   "CONFIG#LABEL picks one of a config with several)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
     p.add_argument("--port", type=_port, default=8000, help="port (default 8000; 0 = any free port, printed at start)")
     p.add_argument("--max-batch-examples", type=positive(int), default=d.max_batch_examples,
@@ -58,6 +60,7 @@ def add_serve_command(sub: Any) -> None:
                    help="seconds an idle keep-alive connection stays open (default 30; uvicorn's own default is 5: "
                    "a slow client reusing a connection as the server closes it sees a connection error)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    add_set_option(p)
     p.set_defaults(func=_cmd_serve)
 
 
@@ -99,7 +102,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from ragsift.config import load_config
+    from ragsift.config import load_labelled_config
     from ragsift.service.schema import ServiceLimits
 
     if args.max_wait_ms < 0:
@@ -109,8 +112,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from ragsift.service.server import make_server
     except ImportError as exc:
         raise MissingDependencyError(f"'ragsift serve' needs FastAPI and uvicorn ({exc}): pip install 'ragsift[serve]'.") from None
-    config = load_config(args.config)
-    label, compressor = config.only_compressor("serve")
+    config, chosen = load_labelled_config(args.config, args.overrides)
+    label, compressor = config.only_compressor("serve", chosen)
     token = os.environ.get(args.token_env) or None
     if not _is_loopback(args.host) and token is None:
         print(f"ragsift serve: warning: listening on {args.host} without a token: anyone who can reach this port can "

@@ -21,7 +21,8 @@ def test_a_taken_port_is_one_clear_error(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_a_config_with_several_compressors_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--config", "quickstart", "--port", "0"]) == 2
-    assert "'serve' needs a config with one compressor" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'serve' needs a config with one compressor" in err and "CONFIG#LABEL" in err
 
 
 @pytest.mark.parametrize(("args", "needle"), [
