@@ -47,11 +47,14 @@ def check_against_cli(output: Output, example: Example, record: dict[str, Any]) 
         assert text == " ".join(s["text"] for s in sentences)
         assert text.strip()
         assert [original[s["start"]:s["end"]] for s in sentences] == [s["text"] for s in sentences]
-        assert {k: v for k, v in metadata.items() if k != "ragsift"} == original_metadata(example, i)
+        assert {k: v for k, v in metadata.items() if k not in ("ragsift", "relevance_score")} == original_metadata(example, i)
+        best = max(s["score"] for s in sentences)
+        assert metadata.get("relevance_score", best) == best  # LangChain's rerankers' key, where an adapter sets it
         assert metadata["ragsift"] == {
             "compressor": record["compressor"],
             "sentences": [{"index": int(s["id"].split(":")[1]), "start": s["start"], "end": s["end"],
                            "score": s["score"], "rank": s["rank"]} for s in sentences],
+            "score": best,
             "sentences_total": totals[i],
             "original_chars": len(original),
         }

@@ -9,6 +9,7 @@ The metadata entry (``metadata["ragsift"]`` in each adapter) holds::
          "start": 120, "end": 188,               # its character span in the ORIGINAL document text
          "score": 4.2,                           # the scorer's score (None when not a number)
          "rank": 0}],                            # its rank among all kept sentences of the query (0 = first)
+     "score": 4.2,                               # the document's score: its kept sentences' highest (None: none a number)
      "sentences_total": 7,                       # sentences the splitter found in this document
      "original_chars": 1034}                     # length of the original document text
 
@@ -101,8 +102,20 @@ class DocumentSifter:
         self.owner = owner
         self.compressor = build_compressor(compressor, owner)
         self.sentence_separator = sentence_separator
-        self._lock = _lock_for(self.compressor)
         self._warm = False  # plugins' warm_up() is idempotent; this only saves the calls
+
+    @property
+    def _lock(self) -> threading.Lock:
+        """The compressor's lock, found when needed (not stored: a sifter pickles without one)."""
+        return _lock_for(self.compressor)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as the compressor's spec (:meth:`spec`), not its loaded models: unpickling
+        builds the compressor again, its models loading on first use."""
+        return {"spec": self.spec(), "sentence_separator": self.sentence_separator, "owner": self.owner}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["spec"], sentence_separator=state["sentence_separator"], owner=state["owner"])  # type: ignore[misc]
 
     @property
     def name(self) -> str:
@@ -189,6 +202,7 @@ def split_record(record: Mapping[str, Any], texts: Sequence[str], name: str, sep
     out = []
     for doc in sorted(kept):
         sentences = sorted(kept[doc], key=lambda s: s["start"])
+        scores = [s["score"] for s in sentences if isinstance(s["score"], (int, float)) and not isinstance(s["score"], bool)]
         out.append(SiftedDocument(
             index=doc,
             text=separator.join(s["text"] for s in sentences),
@@ -196,6 +210,7 @@ def split_record(record: Mapping[str, Any], texts: Sequence[str], name: str, sep
                 "compressor": name,
                 "sentences": [{"index": int(s["id"].rpartition(":")[2]), "start": s["start"], "end": s["end"], "score": s["score"],
                                "rank": s["rank"]} for s in sentences],
+                "score": max(scores) if scores else None,
                 "sentences_total": totals[doc],
                 "original_chars": len(texts[doc]),
             },

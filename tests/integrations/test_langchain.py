@@ -8,13 +8,14 @@ import asyncio
 import pytest
 from adapter_checks import check_against_cli, original_metadata
 from langchain_classic.retrievers import ContextualCompressionRetriever
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from pydantic import Field
 
 import ragsift
 from ragsift.errors import ConfigError, UsageError
-from ragsift.integrations.langchain import RagsiftDocumentCompressor
+from ragsift.integrations.langchain import RUN_NAME, RagsiftDocumentCompressor
 from ragsift.types import Example
 
 
@@ -108,3 +109,93 @@ def test_bad_compressor_and_bad_query_are_clear_errors():
         RagsiftDocumentCompressor(42)
     with pytest.raises(UsageError, match="the query must be a string"):
         RagsiftDocumentCompressor("bm25").compress_documents([Document(page_content="A b.")], None)  # type: ignore[arg-type]
+
+
+class DocumentWithState(Document):
+    """A document as LangChain's embeddings filters pass it on (langchain_community's
+    ``_DocumentWithState``): what they computed rides on ``state``."""
+
+    state: dict = Field(default_factory=dict)
+
+
+def test_a_previous_compressors_state_and_type_survive_and_a_document_score_is_set():
+    documents = [DocumentWithState(page_content="Paris is the capital of France. It is large.", id="p",
+                                   state={"query_similarity_score": 0.7}),
+                 DocumentWithState(page_content="Marie Curie was born in Warsaw.", id="m", state={"embedded_doc": [1.0]})]
+    kept = RagsiftDocumentCompressor({"name": "bm25", "selector": {"k": 1}}).compress_documents(documents, "capital of France")
+    (doc,) = kept
+    assert type(doc) is DocumentWithState and doc.state == {"query_similarity_score": 0.7} and doc.id == "p"
+    assert doc.page_content == "Paris is the capital of France."
+    (sentence,) = doc.metadata["ragsift"]["sentences"]
+    assert doc.metadata["relevance_score"] == doc.metadata["ragsift"]["score"] == sentence["score"] > 0
+
+
+def test_model_copy_with_a_new_compressor_builds_it():
+    docs = [Document(page_content="Paris is the capital of France. It is large. Lyon is in France too.")]
+    one = RagsiftDocumentCompressor({"name": "bm25", "selector": {"k": 1}})
+    two = one.model_copy(update={"compressor": {"name": "bm25", "selector": {"k": 2}}})
+    assert len(two.compress_documents(docs, "France")[0].metadata["ragsift"]["sentences"]) == 2
+    assert len(one.compress_documents(docs, "France")[0].metadata["ragsift"]["sentences"]) == 1  # the original is unchanged
+    joined = one.model_copy(update={"sentence_separator": " | "})
+    assert joined._sifter.sentence_separator == " | "
+    assert one.model_copy()._sifter is one._sifter  # a plain copy shares the built compressor
+
+
+def test_the_compressor_pickles_without_its_lock_or_models():
+    import pickle
+
+    compressor = ragsift.load_compressor("bm25", selector={"k": 1})
+    adapter = RagsiftDocumentCompressor(compressor)
+    adapter.warm_up()
+    docs = [Document(page_content="Paris is the capital of France. It is large.", id="p")]
+    again = pickle.loads(pickle.dumps(adapter))
+    assert again._sifter.compressor is not compressor and not again._sifter._warm  # rebuilt from its spec, not loaded
+    assert again.compressor == adapter._sifter.spec()  # the built compressor given is pickled as its spec
+    assert again._sifter._lock is not adapter._sifter._lock
+    assert again.compress_documents(docs, "capital") == adapter.compress_documents(docs, "capital")
+
+
+class RecordingHandler(BaseCallbackHandler):
+    """Records (event, name, run id, parent run id) of the runs LangChain reports."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str | None, object, object]] = []
+
+    def on_retriever_start(self, serialized, query, *, run_id, parent_run_id=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.events.append(("retriever_start", kwargs.get("name"), run_id, parent_run_id))
+
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.events.append(("chain_start", (serialized or {}).get("name"), run_id, parent_run_id))
+        self.inputs = inputs
+
+    def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.events.append(("chain_end", None, run_id, parent_run_id))
+        self.outputs = outputs
+
+    def on_chain_error(self, error, *, run_id, parent_run_id=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.events.append(("chain_error", type(error).__name__, run_id, parent_run_id))
+
+
+def test_each_call_is_a_child_run_of_the_callers_callbacks(sample_examples):
+    example = sample_examples[0]
+    retriever = ContextualCompressionRetriever(
+        base_compressor=RagsiftDocumentCompressor("bm25"),
+        base_retriever=SampleRetriever(documents={example.question: to_documents(example)}))
+    for invoke in (lambda config: retriever.invoke(example.question, config=config),
+                   lambda config: asyncio.run(retriever.ainvoke(example.question, config=config))):
+        handler = RecordingHandler()
+        kept = invoke({"callbacks": [handler]})
+        retriever_runs = [run for event, _, run, _ in handler.events if event == "retriever_start"]
+        (start,) = [e for e in handler.events if e[0] == "chain_start"]
+        assert start[1] == RUN_NAME and start[3] == retriever_runs[0]  # a child of the retriever's run
+        assert ("chain_end", None, start[2], start[3]) in handler.events
+        assert handler.inputs == {"query": example.question, "documents": len(example.documents)}
+        assert handler.outputs["documents"] == len(kept) > 0
+
+
+def test_a_failed_call_ends_its_child_run_with_the_error():
+    handler = RecordingHandler()
+    with pytest.raises(UsageError):
+        RagsiftDocumentCompressor("bm25").compress_documents([Document(page_content="A b.")], None,  # type: ignore[arg-type]
+                                                             callbacks=[handler])
+    assert [e[0] for e in handler.events] == ["chain_start", "chain_error"] and handler.events[1][1] == "UsageError"

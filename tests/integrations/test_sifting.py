@@ -49,9 +49,10 @@ def test_split_record_gives_each_document_its_kept_sentences_in_document_order()
     ]}
     out = split_record(record, texts, "acme", separator=" | ")
     assert [(d.index, d.text) for d in out] == [(0, "C d. | E f."), (2, "K l.")]
-    assert out[0].metadata == {"compressor": "acme", "sentences_total": 3, "original_chars": 14, "sentences": [
+    assert out[0].metadata == {"compressor": "acme", "sentences_total": 3, "original_chars": 14, "score": 0.9, "sentences": [
         {"index": 1, "start": 5, "end": 9, "score": 0.9, "rank": 1}, {"index": 2, "start": 10, "end": 14, "score": None, "rank": 2}]}
     assert out[1].metadata["sentences"] == [{"index": 1, "start": 5, "end": 9, "score": 1.5, "rank": 0}]
+    assert out[1].metadata["score"] == 1.5  # the document's score: its kept sentences' highest (a None skipped)
 
 
 def test_sifters_sharing_a_compressor_share_its_lock_and_a_spec_rebuilds_it():
