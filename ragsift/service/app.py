@@ -2,8 +2,10 @@
 
 Routes: ``POST /compress`` (schema: :mod:`ragsift.service.schema`), ``GET /plugins`` (every
 stage's plugins, as ``ragsift plugins --json``), ``GET /health`` (no token needed: for probes),
-and FastAPI's ``/docs`` and ``/openapi.json``. Requests that arrive together are compressed in
-one batch (:mod:`ragsift.service.batching`).
+``/openapi.json`` and the Swagger UI at ``/docs`` (:mod:`ragsift.service.docs`: its assets
+served from here when the ``swagger-ui-bundle`` package is installed, else from a CDN, as the
+page says). Requests that arrive together are compressed in one batch
+(:mod:`ragsift.service.batching`).
 
 Every answer that is not a result is JSON with an ``error`` that says what was wrong (and, for a
 limit, which option raises it). With a token, ``/compress`` and ``/plugins`` need
@@ -32,9 +34,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPBearer
 from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, SimpleUser
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -44,7 +47,8 @@ from ragsift.compressors.base import Compressor
 from ragsift.errors import DataFormatError, PromptTooLongError, RagsiftError, UsageError
 from ragsift.registry import get_registry
 from ragsift.service.batching import BatchQueue
-from ragsift.service.schema import CompressRequest, CompressResponse, ServiceLimits
+from ragsift.service.docs import add_docs
+from ragsift.service.schema import CompressRequest, CompressResponse, ErrorOut, HealthOut, PluginOut, ServiceLimits
 from ragsift.types import CompressionResult, Example
 from ragsift.version import __version__
 
@@ -207,7 +211,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
             await queue.stop()
 
     app = FastAPI(
-        title="ragsift", version=__version__, lifespan=lifespan,
+        title="ragsift", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
         description=f"Evidence selection for RAG: compressor '{label}'" + (f" from {config_name}" if config_name else "") +
         ". POST /compress with a question and its retrieved documents; every sentence comes back with its span, "
         "score and keep decision, plus the compressed text.",
@@ -249,12 +253,23 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
         return _internal_error("unexpected error", exc)
 
-    @app.post("/compress", response_model=CompressResponse, summary="Compress one or several examples",
-              responses={401: {"description": "missing or wrong bearer token"},
-                         408: {"description": "the body did not arrive in time"},
-                         413: {"description": "request too large (bytes, examples or documents), or its answer"},
-                         422: {"description": "malformed request, or an input the compressor refuses"},
-                         500: {"description": "internal error (the service log has the details under the request id)"}})
+    # the token is checked by the middleware (before the body is read); this declares it in the
+    # OpenAPI schema, which gives /docs its Authorize button
+    secured = [Security(HTTPBearer(auto_error=False, description="the service's token (ragsift serve: $RAGSIFT_SERVE_TOKEN "
+                                                                 "or --token-env)"))] if token else []
+    unauthorized: dict[int | str, dict[str, Any]] = (
+        {401: {"model": ErrorOut, "description": "missing or wrong bearer token"}} if token else {})
+
+    @app.post("/compress", response_model=CompressResponse, summary="Compress one or several examples", dependencies=secured,
+              responses={**unauthorized,
+                         400: {"model": ErrorOut, "description": "a Content-Length that is not a number"},
+                         408: {"model": ErrorOut, "description": "the body did not arrive in time"},
+                         413: {"model": ErrorOut, "description": "request too large (bytes, examples or documents), or its "
+                                                                 "answer"},
+                         422: {"model": ErrorOut, "description": "malformed request (every problem placed), or an input "
+                                                                 "the compressor refuses"},
+                         500: {"model": ErrorOut, "description": "internal error (the service log has the details under "
+                                                                 "the request id)"}})
     async def compress(body: CompressRequest) -> Any:
         inputs = body.example_inputs()
         if len(inputs) > limits.max_examples:
@@ -274,7 +289,8 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
             return _internal_error("compression failed", exc, traceback=False)
         except Exception as exc:  # a bug in ragsift or a plugin (BatchAborted: one that raised SystemExit, ...)
             return _internal_error("unexpected error while compressing", exc)
-        records = [{**result.to_record(), "compressor": label} for result in results]
+        records = [{**result.to_record(), "compressor": label, "document_ids": [d.id for d in example.documents]}
+                   for result, example in zip(results, examples, strict=True)]
         answer = CompressResponse.model_validate(
             {"compressor": label, "results": records,
              "batch": {"examples": report.examples, "requests": report.requests,
@@ -286,11 +302,12 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                                 "per request.")
         return Response(data, media_type="application/json")
 
-    @app.get("/plugins", summary="Every stage's registered plugins")
+    @app.get("/plugins", summary="Every stage's registered plugins", response_model=dict[str, list[PluginOut]],
+             dependencies=secured, responses=unauthorized)
     async def plugins() -> dict[str, Any]:
         return get_registry().describe()
 
-    @app.get("/health", summary="Whether the service is up, and what it serves")
+    @app.get("/health", summary="Whether the service is up, and what it serves", response_model=HealthOut)
     async def health() -> dict[str, Any]:
         return {"status": "ok", "ragsift": __version__, "compressor": label, "config": config_name,
                 "token_required": bool(token), "queue": queue.describe(),
@@ -298,6 +315,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                            "max_documents": limits.max_documents, "max_response_bytes": limits.max_response_bytes,
                            "body_timeout_s": limits.body_timeout_s}}
 
+    add_docs(app)
     app.add_middleware(BodyLimit, limit=limits.max_request_bytes, timeout=limits.body_timeout_s)
     if token:  # outermost: the token is checked before anything reads the body
         app.add_middleware(AuthenticationMiddleware, backend=BearerToken(token, frozenset({"/compress", "/plugins"})),

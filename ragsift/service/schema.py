@@ -16,7 +16,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, FiniteFloat,
 
 from ragsift.types import Document, Example
 
-__all__ = ["ServiceLimits", "DocumentIn", "ExampleIn", "CompressRequest", "SentenceOut", "ResultOut", "BatchOut", "CompressResponse"]
+__all__ = ["ServiceLimits", "DocumentIn", "ExampleIn", "CompressRequest", "SentenceOut", "ResultOut", "BatchOut", "CompressResponse",
+           "ErrorOut", "ProblemOut", "HealthOut", "PluginOut", "PluginField"]
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,15 @@ class _In(BaseModel):
 class DocumentIn(_In):
     """A retrieved document (a plain string in ``documents`` is a document with that text)."""
 
-    text: str
-    title: str = ""
-    id: str | None = None
-    score: FiniteFloat | None = None  # JSON has no NaN or Infinity (Python's reader takes them)
-    #: sentence boundaries the retriever already has, as [start, end) character offsets into
-    #: ``text`` (the ``presplit`` splitter uses them)
-    sentence_spans: list[tuple[int, int]] | None = None
+    text: str = Field(description="the document's text")
+    title: str = Field("", description="its title (scorers and assemblers that use titles read it)")
+    id: str | None = Field(None, description="names the document in the result's document_ids (default: its position, "
+                           "\"0\", \"1\", ...)")
+    # JSON has no NaN or Infinity (Python's reader takes them)
+    score: FiniteFloat | None = Field(None, description="the retriever's score, if any (scorers that fuse it read it)")
+    sentence_spans: list[tuple[int, int]] | None = Field(
+        None, description="sentence boundaries the retriever already has, as [start, end) character offsets into "
+        "text (the presplit splitter uses them)")
 
     @model_validator(mode="after")
     def _spans_inside(self) -> DocumentIn:
@@ -66,19 +69,23 @@ def _text_is_a_document(value: Any) -> Any:
     return value
 
 
-#: a document: an object, or a plain string (its text)
-DocumentField = Annotated[DocumentIn, BeforeValidator(_text_is_a_document)]
+#: a document: an object, or a plain string (its text); the OpenAPI schema says both
+DocumentField = Annotated[DocumentIn, BeforeValidator(_text_is_a_document, json_schema_input_type=str | DocumentIn)]
+
+
+_DOCUMENTS = ("the retrieved documents, in the retriever's order: each a string (its text) or an object with text "
+              "and optional title, id, score and sentence_spans")
 
 
 class ExampleIn(_In):
     """A question with its retrieved documents."""
 
-    question: str = Field(min_length=1)
-    documents: list[DocumentField]
-    #: names the result (default: the example's position in the request, "0", "1", ...)
-    id: str | None = None
-    #: gold answers, if known (no compressor of a serving config needs them; kept for oracles)
-    answers: list[str] = []
+    question: str = Field(min_length=1, description="the question the documents were retrieved for")
+    documents: list[DocumentField] = Field(description=_DOCUMENTS)
+    id: str | None = Field(None, description="names the result (default: the example's position in the request, "
+                           "\"0\", \"1\", ...)")
+    answers: list[str] = Field([], description="gold answers, if known (no compressor of a serving config needs them; "
+                               "the oracle does)")
 
     def to_example(self, position: int) -> Example:
         docs = []
@@ -94,11 +101,12 @@ class CompressRequest(_In):
     """One example (``question`` + ``documents``, optional ``id``/``answers``) or a list of them
     in ``examples``; not both."""
 
-    question: str | None = Field(None, min_length=1)
-    documents: list[DocumentField] | None = None
-    id: str | None = None
-    answers: list[str] | None = None
-    examples: list[ExampleIn] | None = None
+    question: str | None = Field(None, min_length=1, description="one example: the question (with documents)")
+    documents: list[DocumentField] | None = Field(None, description=f"one example: {_DOCUMENTS}")
+    id: str | None = Field(None, description="one example: names its result (default \"0\")")
+    answers: list[str] | None = Field(None, description="one example: gold answers, if known")
+    examples: list[ExampleIn] | None = Field(None, description="several examples, instead of question and documents "
+                                             "at the top level; results come back in this order")
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
         {"question": "Who wrote Hamlet?",
@@ -139,8 +147,10 @@ class SentenceOut(BaseModel):
 
 
 class ResultOut(BaseModel):
-    id: str
+    id: str = Field(description="the example's id (as sent, else its position in the request)")
     compressor: str
+    document_ids: list[str] = Field(description="the example's document ids in request order (as sent, else their "
+                                    "positions): a sentence's doc indexes this list")
     kept: list[str] = Field(description="ids of the kept sentences, in the selector's order")
     empty: bool = Field(description="nothing kept (a valid outcome)")
     compressed_text: str
@@ -159,6 +169,56 @@ class BatchOut(BaseModel):
 
 
 class CompressResponse(BaseModel):
-    compressor: str
-    results: list[ResultOut]
+    compressor: str = Field(description="the label of the served compressor")
+    results: list[ResultOut] = Field(description="one per example, in the request's order")
     batch: BatchOut
+
+
+class ProblemOut(BaseModel):
+    place: str = Field(description="where in the body, e.g. body.documents[2].text")
+    problem: str
+    type: str | None = Field(None, description="pydantic's error type (json_invalid for a body that is not JSON)")
+
+
+class ErrorOut(BaseModel):
+    """Every answer that is not a result (4xx, 5xx)."""
+
+    error: str = Field(description="what was wrong and, for a limit, which 'ragsift serve' option raises it")
+    problems: list[ProblemOut] | None = Field(None, description="422 for a malformed request: every problem, placed")
+    request_id: str | None = Field(None, description="500: the id under which the service log has the details")
+
+
+class PluginField(BaseModel):
+    type: str
+    default: Any = None
+    required: bool
+
+
+class PluginOut(BaseModel):
+    """One registered plugin (``ragsift plugins --json``)."""
+
+    name: str
+    description: str
+    class_: str = Field(alias="class", serialization_alias="class")
+    source: str = Field(description="the package or entry point that registered it")
+    fields: dict[str, PluginField] = Field(description="its config params: type, default, whether required")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class LimitsOut(BaseModel):
+    max_request_bytes: int
+    max_examples: int
+    max_documents: int
+    max_response_bytes: int
+    body_timeout_s: float
+
+
+class HealthOut(BaseModel):
+    status: str = Field(description="\"ok\" while the service answers")
+    ragsift: str = Field(description="ragsift's version")
+    compressor: str = Field(description="the label of the served compressor")
+    config: str = Field(description="the config file's name (never where it lives)")
+    token_required: bool = Field(description="whether /compress and /plugins need 'Authorization: Bearer TOKEN'")
+    queue: dict[str, Any] = Field(description="the batch queue: its settings and counters")
+    limits: LimitsOut

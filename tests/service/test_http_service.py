@@ -59,7 +59,7 @@ def client(service: Any) -> Iterator[httpx.Client]:
 
 
 def _strip(record: dict[str, Any]) -> dict[str, Any]:
-    return serve_load.without_timings(record)
+    return serve_load.comparable_record(record)
 
 
 def test_binds_to_loopback_and_reports_health(service: Any) -> None:
@@ -81,7 +81,7 @@ def test_one_example(client: httpx.Client) -> None:
     data = answer.json()
     assert data["compressor"] == "bm25" and data["batch"]["examples"] >= 1
     (result,) = data["results"]
-    assert result["id"] == "0"
+    assert result["id"] == "0" and result["document_ids"] == ["0", "c1"]
     texts = [s["text"] for s in result["sentences"]]
     assert texts == ["Hamlet is a tragedy.", "William Shakespeare wrote it around 1600.", "Cats purr.", "They sleep a lot."]
     for s in result["sentences"]:  # spans point into the documents sent
@@ -101,6 +101,7 @@ def test_several_examples_equal_ragsift_compress(client: httpx.Client, examples:
     results = answer.json()["results"]
     assert [r["id"] for r in results] == [e.id for e in examples[:3]]
     assert [_strip(r) for r in results] == [_strip(r) for r in compressed[:3]]
+    assert [r["document_ids"] for r in results] == [[d.id for d in e.documents] for e in examples[:3]]
     # the same examples one request each: the same records
     for example, want in zip(examples[3:6], compressed[3:6], strict=True):
         one = client.post("/compress", json=serve_load.request_body(example))
