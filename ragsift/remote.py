@@ -1,7 +1,14 @@
 """What every client of an OpenAI-compatible server shares (the ``openai`` reader, the
-``remote-yes-no`` scorer): the API key read from the environment, URLs safe to log, retry
-delays (exponential backoff with jitter, ``Retry-After`` honoured), readable error details and
-the one retry loop (:func:`call_with_retries`).
+``remote-yes-no`` scorer): the API key read from the environment, URLs safe to log, readable
+and redacted error details, and :func:`call_with_retries`.
+
+Retries are the ``openai`` SDK's own (``max_retries`` on the client): connection errors,
+timeouts, 408, 409, 429 and 5xx, after its exponential backoff with jitter (0.5 s doubling to
+8 s) or the server's ``Retry-After`` / ``retry-after-ms``. What ragsift adds on top: a 200 reply
+that is not the completion asked for (not JSON, an HTML page, no choices) is retried too, from the
+same budget; a 400 that says the prompt is over the model's window is a
+:class:`~ragsift.errors.PromptTooLongError` (nothing is truncated); and every message is redacted
+of the API key and names the server, the model and what failed last.
 
 The key is read from the environment variable a plugin names when its client is built; it is
 never stored in params, so it never appears in ``config()``, ``repr()``, logs or manifests.
@@ -19,15 +26,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ragsift.errors import ConfigError
 
-__all__ = ["OPENAI_URL", "RETRYABLE_STATUS", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact",
-           "redact_secrets", "MIN_SECRET_PREFIX", "backoff_delay",
-           "error_detail", "retry_after", "retryable_status", "BadReply", "call_with_retries"]
+__all__ = ["OPENAI_URL", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact", "redact_secrets",
+           "MIN_SECRET_PREFIX", "backoff_delay", "error_detail", "BadReply", "call_with_retries", "make_client"]
 
 T = TypeVar("T")
 
 OPENAI_URL = "https://api.openai.com/v1"
-#: statuses below 500 that are worth another try (timeout, conflict, rate limit); every 5xx is too
-RETRYABLE_STATUS = frozenset({408, 409, 429})
 #: a 400 whose message says the prompt is over the model's context window
 PROMPT_TOO_LONG = re.compile(r"context|too long|maximum|exceed|n_ctx", re.IGNORECASE)
 
@@ -91,18 +95,17 @@ def redact(text: str, env_name: str) -> str:
     return redact_secrets(text, secrets(env_name))
 
 
-def backoff_delay(attempt: int, first: float, cap: float, retry_after_s: float | None = None) -> float:
-    """Seconds before retry ``attempt + 1``: ``first * 2**attempt``, at least the server's
-    Retry-After, at most ``cap``, plus up to 10% jitter so that concurrent retries spread out."""
-    delay = first * (2**attempt)
-    if retry_after_s is not None:
-        delay = max(delay, retry_after_s)
-    delay = min(delay, cap)
-    return delay * (1 + 0.1 * random.random())
+def backoff_delay(attempt: int, first: float, cap: float) -> float:
+    """Seconds before retrying a malformed reply the ``attempt``-th time: ``first * 2**attempt``,
+    at most ``cap``, plus up to 10% jitter (HTTP errors are retried by the SDK, with its own)."""
+    return min(first * (2**attempt), cap) * (1 + 0.1 * random.random())
 
 
-def retryable_status(status: int) -> bool:
-    return status in RETRYABLE_STATUS or status >= 500
+def make_client(base_url: str, key: str, timeout: float, max_retries: int) -> Any:
+    """An ``openai.OpenAI`` client that retries as the SDK does, up to ``max_retries`` times."""
+    from openai import OpenAI
+
+    return OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
 
 
 def error_detail(exc: Any, redact: Callable[[str], str] = lambda text: text) -> str:
@@ -114,19 +117,6 @@ def error_detail(exc: Any, redact: Callable[[str], str] = lambda text: text) -> 
         inner = body.get("error", body)
         msg = inner.get("message") if isinstance(inner, dict) else inner
     return redact(str(msg) if msg else str(getattr(exc, "message", exc)))[:500]
-
-
-def retry_after(exc: Any) -> float | None:
-    """The ``Retry-After`` header of an ``openai.APIStatusError`` in seconds, if any."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 class BadReply(Exception):
@@ -151,38 +141,52 @@ def first_choice(response: Any, kind: str) -> Any:
 
 
 def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *, owner: str, server: str, model: str,
-                      attempts: int, backoff: Callable[[int, float | None], float], redact: Callable[[str], str],
+                      retries: int, backoff: Callable[[int], float], redact: Callable[[str], str],
                       key_env: str, too_long: Callable[[str], Exception], error: Callable[[str], Exception]) -> T:
-    """``read(request(attempt))`` for attempt 0, 1, ... : connection errors, timeouts, retryable
-    HTTP statuses, bodies that are not JSON and :class:`BadReply` are retried after
-    ``backoff(attempt, Retry-After)`` seconds; a prompt the server calls too long raises
-    ``too_long(detail)``, another HTTP error ``error(...)`` at once; after ``attempts`` failures
-    ``error(...)`` names the last one. Every message goes through ``redact``."""
+    """``read(request(n).parse())``: ``request(n)`` sends the request through the SDK's raw-response
+    interface (``client.with_options(max_retries=n)....with_raw_response.create(...)``), which
+    retries HTTP errors, timeouts and connection errors itself, at most ``n`` times. A reply that
+    is not JSON or that ``read`` refuses (:class:`BadReply`) is retried after ``backoff(i)``
+    seconds, from the same budget of ``retries``. A prompt the server calls too long raises
+    ``too_long(detail)``; another HTTP error, or a budget spent, ``error(...)`` naming the last
+    failure. Every message goes through ``redact``."""
     import openai
 
-    last = ""
-    for attempt in range(attempts):
-        delay: float | None = None
+    left, tries, bad = retries, 0, 0
+    while True:
         try:
-            response = request(attempt)
+            raw = request(left)
         except openai.APIStatusError as exc:
             status, detail = exc.status_code, error_detail(exc, redact)
             if status == 400 and PROMPT_TOO_LONG.search(detail):
                 raise too_long(detail) from None
-            if not retryable_status(status):
+            if status in (401, 403) or not _retried_by_sdk(status):
                 hint = f" Check the key in ${key_env}." if status in (401, 403) else ""
                 raise error(f"{owner}: server {server} answered HTTP {status} for model '{model}': {detail}.{hint}") from None
-            last, delay = f"HTTP {status} ({detail})", retry_after(exc)
+            raise _spent(error, redact, owner, server, model, tries + left + 1, f"HTTP {status} ({detail})") from None
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            last = f"{type(exc).__name__} ({redact(str(exc))})"
+            raise _spent(error, redact, owner, server, model, tries + left + 1,
+                         f"{type(exc).__name__} ({redact(str(exc))})") from None
+        used = int(getattr(raw, "retries_taken", 0)) + 1
+        tries, left = tries + used, left - used
+        try:
+            return read(raw.parse())
         except (ValueError, openai.APIResponseValidationError) as exc:  # 200 with a body that is not JSON
             last = f"a reply that is not valid JSON ({exc})"
-        else:
-            try:
-                return read(response)
-            except BadReply as exc:
-                last = redact(str(exc))
-        if attempt + 1 < attempts:
-            time.sleep(backoff(attempt, delay))
-    raise error(redact(f"{owner}: server {server} failed {attempts} time(s) for model '{model}'; last: {last}. "
-                       "Check that the server is up and not overloaded, or raise max_retries / timeout."))
+        except BadReply as exc:
+            last = redact(str(exc))
+        if left < 0:
+            raise _spent(error, redact, owner, server, model, tries, last)
+        time.sleep(backoff(bad))
+        bad += 1
+
+
+def _retried_by_sdk(status: int) -> bool:
+    """The statuses the openai SDK retries (timeout, conflict, rate limit, server errors)."""
+    return status in (408, 409, 429) or status >= 500
+
+
+def _spent(error: Callable[[str], Exception], redact: Callable[[str], str], owner: str, server: str, model: str,
+           tries: int, last: str) -> Exception:
+    return error(redact(f"{owner}: server {server} failed {tries} time(s) for model '{model}'; last: {last}. "
+                        "Check that the server is up and not overloaded, or raise max_retries / timeout."))

@@ -51,7 +51,9 @@ class FakeOpenAIServer:
     def __init__(self, script: list[int | str], answer: Callable[[dict[str, Any]], str] | None = None,
                  hold_until_in_flight: int = 0, block_after: int | None = None, count_words: bool = False,
                  pick: Callable[[], int | str] | None = None, hang_seconds: float = 5.0,
-                 api_key_echo: bool = False) -> None:
+                 api_key_echo: bool = False, retry_after_ms: int | None = 5) -> None:
+        #: the retry-after-ms header of each 5xx and 429 answer (None: none, the SDK's own backoff)
+        self.retry_after_ms = retry_after_ms
         #: draws each request's behaviour (instead of ``script``) when given
         self.pick = pick
         self.hang_seconds = hang_seconds
@@ -154,7 +156,8 @@ class FakeOpenAIServer:
                                                    "type": "invalid_request_error"}})
                     else:
                         assert isinstance(status, int), status
-                        headers = {"Retry-After": "0"} if status == 429 else {}
+                        # the openai SDK waits as a server says: a short wait keeps the tests fast
+                        headers = {"retry-after-ms": str(server.retry_after_ms)} if server.retry_after_ms is not None else {}
                         message = f"scripted failure {status}"
                         if server.api_key_echo:
                             message += f" (request had Authorization: {self.headers.get('Authorization')})"
@@ -170,10 +173,11 @@ class FakeOpenAIServer:
 def fake_openai_server(script: list[int | str], answer: Callable[[dict[str, Any]], str] | None = None,
                        hold_until_in_flight: int = 0, block_after: int | None = None,
                        count_words: bool = False, pick: Callable[[], int | str] | None = None,
-                       hang_seconds: float = 5.0, api_key_echo: bool = False) -> Iterator[FakeOpenAIServer]:
+                       hang_seconds: float = 5.0, api_key_echo: bool = False,
+                       retry_after_ms: int | None = 5) -> Iterator[FakeOpenAIServer]:
     """Serve on a free loopback port for the duration of the block."""
     fake = FakeOpenAIServer(script, answer, hold_until_in_flight, block_after, count_words, pick, hang_seconds,
-                            api_key_echo)
+                            api_key_echo, retry_after_ms)
     fake.httpd = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
     thread = threading.Thread(target=fake.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

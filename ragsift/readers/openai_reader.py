@@ -25,6 +25,7 @@ from ragsift.remote import (
     call_with_retries,
     clip,
     first_choice,
+    make_client,
     redact,
     redact_url,
     secrets,
@@ -38,9 +39,12 @@ class OpenAIReaderParams(ReaderParams):
     model: str = Field("gpt-4o-mini", description="model name as the server knows it")
     api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="NAME of the env var holding the key")
     timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
-    max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts, connection errors and malformed replies")
-    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first retry delay; doubles each retry")
-    max_backoff_seconds: float = Field(30.0, ge=0, le=600)
+    max_retries: int = Field(4, ge=0, le=20, description="retries per request, one budget: 408, 409, 429, 5xx, timeouts and "
+                             "connection errors (the openai SDK's retries: its backoff with jitter, Retry-After "
+                             "honoured), and malformed replies")
+    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first delay before retrying a malformed reply; doubles "
+                                   "each retry (HTTP errors wait as the SDK says)")
+    max_backoff_seconds: float = Field(30.0, ge=0, le=600, description="the longest delay before retrying a malformed reply")
     max_concurrency: int = Field(4, ge=1, le=256, description="requests in flight in answer_many")
     temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy")
     seed: int | None = None
@@ -67,14 +71,7 @@ class OpenAIReader(Reader):
     def warm_up(self) -> None:
         with self._lock:
             if self._client is None:
-                from openai import OpenAI
-
-                self._client = OpenAI(
-                    base_url=self.params.base_url,
-                    api_key=self._api_key(),
-                    timeout=self.params.timeout,
-                    max_retries=0,  # retries are ours: backoff and a clear final error
-                )
+                self._client = make_client(self.params.base_url, self._api_key(), self.params.timeout, self.params.max_retries)
 
     def tokenizer_spec(self) -> str | None:
         return self.params.tokenizer
@@ -109,10 +106,10 @@ class OpenAIReader(Reader):
             body["seed"] = self.params.seed
         started = 0.0
 
-        def request(attempt: int) -> Any:
+        def request(retries: int) -> Any:
             nonlocal started
             started = time.perf_counter()
-            return self._client.chat.completions.create(**body)
+            return self._client.with_options(max_retries=retries).chat.completions.with_raw_response.create(**body)
 
         def too_long(detail: str) -> PromptTooLongError:
             return PromptTooLongError(
@@ -124,11 +121,11 @@ class OpenAIReader(Reader):
 
         return call_with_retries(request, lambda response: self._to_answer(response, time.perf_counter() - started),
                                  owner="OpenAIReader", server=self.server, model=self.params.model,
-                                 attempts=self.params.max_retries + 1, backoff=self._backoff, redact=self._redact,
+                                 retries=self.params.max_retries, backoff=self._backoff, redact=self._redact,
                                  key_env=self.params.api_key_env, too_long=too_long, error=ReaderError)
 
-    def _backoff(self, attempt: int, retry_after_s: float | None) -> float:
-        return backoff_delay(attempt, self.params.backoff_seconds, self.params.max_backoff_seconds, retry_after_s)
+    def _backoff(self, attempt: int) -> float:
+        return backoff_delay(attempt, self.params.backoff_seconds, self.params.max_backoff_seconds)
 
     def _to_answer(self, response: Any, seconds: float) -> ReaderAnswer:
         message = getattr(first_choice(response, "chat completion"), "message", None)

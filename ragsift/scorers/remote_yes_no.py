@@ -20,8 +20,8 @@ default), so "Yes" or "No" may be missing from the list. Nothing is guessed sile
 
 The tokens are matched by their text (``positive``/``negative``): a model whose "Yes" is not one
 token never shows it in the list, so ``missing = "error"`` refuses it. Requests run in a bounded
-thread pool (``max_concurrency``) with the ``openai`` reader's retries (exponential backoff,
-``Retry-After``); the API key comes only from the environment (``api_key_env``). A prompt the
+thread pool (``max_concurrency``) with the ``openai`` reader's retries (the SDK's, plus malformed
+replies: :mod:`ragsift.remote`); the API key comes only from the environment (``api_key_env``). A prompt the
 server refuses as over its context window is a :class:`PromptTooLongError`: nothing is cut.
 """
 
@@ -47,6 +47,7 @@ from ragsift.remote import (
     backoff_delay,
     call_with_retries,
     first_choice,
+    make_client,
     redact,
     redact_url,
 )
@@ -83,9 +84,12 @@ class RemoteYesNoParams(Params):
     #: when "Yes" or "No" is not among them: fail, or bound it by the k-th returned logprob
     missing: Literal["error", "floor"] = "error"
     timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
-    max_retries: int = Field(4, ge=0, le=20, description="retries on 429, 5xx, timeouts, connection errors and malformed replies")
-    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first retry delay; doubles each retry")
-    max_backoff_seconds: float = Field(30.0, ge=0, le=600)
+    max_retries: int = Field(4, ge=0, le=20, description="retries per request, one budget: 408, 409, 429, 5xx, timeouts and "
+                             "connection errors (the openai SDK's retries: its backoff with jitter, Retry-After "
+                             "honoured), and malformed replies")
+    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first delay before retrying a malformed reply; doubles "
+                                   "each retry (HTTP errors wait as the SDK says)")
+    max_backoff_seconds: float = Field(30.0, ge=0, le=600, description="the longest delay before retrying a malformed reply")
     max_concurrency: int = Field(8, ge=1, le=256, description="requests in flight per score call")
 
     @field_validator("template")
@@ -166,11 +170,9 @@ class RemoteYesNoScorer(Scorer):
         with self._lock:
             if self._client is not None:
                 return
-            from openai import OpenAI
-
             p = self.params
-            client = OpenAI(base_url=self.base_url, api_key=api_key(p.api_key_env, self.base_url, "RemoteYesNoScorer"),
-                            timeout=p.timeout, max_retries=0)  # retries are ours: backoff and a clear final error
+            client = make_client(self.base_url, api_key(p.api_key_env, self.base_url, "RemoteYesNoScorer"), p.timeout,
+                                 p.max_retries)
             if self._model is None:
                 self._model = self._only_model(client)
             self._client = client
@@ -227,12 +229,13 @@ class RemoteYesNoScorer(Scorer):
     def _request(self, prompt: str, where: str) -> _Reading:
         p = self.params
 
-        def request(attempt: int) -> Any:
-            with self._lock:
-                self.stats["requests"] += 1
-                self.stats["retries"] += attempt > 0
-            return self._client.completions.create(model=self._model, prompt=prompt, max_tokens=1, temperature=0.0,
-                                                   logprobs=p.top_logprobs)
+        def request(retries: int) -> Any:
+            raw = self._client.with_options(max_retries=retries).completions.with_raw_response.create(
+                model=self._model, prompt=prompt, max_tokens=1, temperature=0.0, logprobs=p.top_logprobs)
+            with self._lock:  # the requests that got an answer (the SDK's retries included)
+                self.stats["requests"] += raw.retries_taken + 1
+                self.stats["retries"] += raw.retries_taken + (retries < p.max_retries)
+            return raw
 
         def too_long(detail: str) -> PromptTooLongError:
             return PromptTooLongError(f"RemoteYesNoScorer: {where}: server {self.server} refused the prompt as too long "
@@ -240,9 +243,8 @@ class RemoteYesNoScorer(Scorer):
                                       "context window, or split the documents.")
 
         return call_with_retries(request, lambda response: self._reading(response, where), owner="RemoteYesNoScorer",
-                                 server=self.server, model=str(self._model), attempts=p.max_retries + 1,
-                                 backoff=lambda attempt, delay: backoff_delay(attempt, p.backoff_seconds, p.max_backoff_seconds,
-                                                                              delay),
+                                 server=self.server, model=str(self._model), retries=p.max_retries,
+                                 backoff=lambda attempt: backoff_delay(attempt, p.backoff_seconds, p.max_backoff_seconds),
                                  redact=self._redact, key_env=p.api_key_env, too_long=too_long, error=RemoteScoringError)
 
     def _reading(self, response: Any, where: str) -> _Reading:

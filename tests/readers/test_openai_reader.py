@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from openai_fakes import fake_openai_server
 
@@ -86,12 +88,36 @@ def test_answer_many_keeps_order_and_bounds_concurrency() -> None:
     assert server.max_in_flight == 2
 
 
-def test_backoff_doubles_and_honours_retry_after() -> None:
+def test_a_malformed_reply_waits_a_doubling_capped_backoff() -> None:
     reader = OpenAIReader(backoff_seconds=1.0, max_backoff_seconds=5.0)
-    assert 1.0 <= reader._backoff(0, None) <= 1.1
-    assert 4.0 <= reader._backoff(2, None) <= 4.4
-    assert 5.0 <= reader._backoff(6, None) <= 5.5  # capped
-    assert 3.0 <= reader._backoff(0, 3.0) <= 3.3  # Retry-After wins when longer
+    assert 1.0 <= reader._backoff(0) <= 1.1
+    assert 4.0 <= reader._backoff(2) <= 4.4
+    assert 5.0 <= reader._backoff(6) <= 5.5  # capped
+
+
+def test_http_errors_are_retried_by_the_sdk_as_the_server_says() -> None:
+    with fake_openai_server([503, 200], retry_after_ms=400) as server:
+        reader = _reader(server.base_url, max_retries=2)
+        started = time.perf_counter()
+        assert reader.answer("q", "c").text == "Paris"
+        waited = time.perf_counter() - started
+    assert reader._client.max_retries == 2  # the SDK's own retries, not a loop of ours
+    assert len(server.requests) == 2 and 0.4 <= waited < 5  # Retry-After (retry-after-ms) honoured
+    with fake_openai_server([500, 200], retry_after_ms=None) as server:
+        started = time.perf_counter()
+        assert _reader(server.base_url, max_retries=1).answer("q", "c").text == "Paris"
+        waited = time.perf_counter() - started
+    assert 0.5 * 0.75 <= waited < 5  # no Retry-After: the SDK's first backoff, 0.5 s less up to 25% jitter
+
+
+def test_malformed_replies_and_http_errors_share_one_retry_budget() -> None:
+    with fake_openai_server(["malformed", 500, "empty", 200]) as server:
+        assert _reader(server.base_url, max_retries=3).answer("q", "c").text == "Paris"
+    assert len(server.requests) == 4
+    with fake_openai_server(["malformed", 500, "text", 200]) as server, \
+            pytest.raises(ReaderError, match=r"failed 3 time\(s\).*not a chat completion"):
+        _reader(server.base_url, max_retries=2).answer("q", "c")
+    assert len(server.requests) == 3  # max_retries + 1 requests in all, not a retry loop inside another
 
 
 def test_missing_key_for_openai_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
