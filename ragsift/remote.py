@@ -24,10 +24,13 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from pydantic import Field
+
 from ragsift.errors import ConfigError
+from ragsift.plugin import Params
 
 __all__ = ["OPENAI_URL", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact", "redact_secrets",
-           "MIN_SECRET_PREFIX", "backoff_delay", "error_detail", "BadReply", "call_with_retries", "make_client"]
+           "MIN_SECRET_PREFIX", "backoff_delay", "error_detail", "BadReply", "call_with_retries", "make_client", "RetryParams"]
 
 T = TypeVar("T")
 
@@ -93,6 +96,17 @@ def redact(text: str, env_name: str) -> str:
     """``text`` with the key in ``$env_name`` (and any prefix of it: :func:`redact_secrets`)
     replaced; a server may echo the key in an error body."""
     return redact_secrets(text, secrets(env_name))
+
+
+class RetryParams(Params):
+    """The retry params of every client of an OpenAI-compatible server (mixed into its params)."""
+
+    max_retries: int = Field(4, ge=0, le=20, description="retries per request, one budget: 408, 409, 429, 5xx, timeouts and "
+                             "connection errors (the openai SDK's retries: its backoff with jitter, Retry-After "
+                             "honoured), and malformed replies")
+    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first delay before retrying a malformed reply; doubles "
+                                   "each retry (HTTP errors wait as the SDK says)")
+    max_backoff_seconds: float = Field(30.0, ge=0, le=600, description="the longest delay before retrying a malformed reply")
 
 
 def backoff_delay(attempt: int, first: float, cap: float) -> float:

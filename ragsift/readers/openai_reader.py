@@ -20,6 +20,7 @@ from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams
 from ragsift.remote import (
     OPENAI_URL,
     BadReply,
+    RetryParams,
     api_key,
     backoff_delay,
     call_with_retries,
@@ -34,17 +35,11 @@ from ragsift.remote import (
 __all__ = ["OpenAIReader", "OpenAIReaderParams", "redact_url"]
 
 
-class OpenAIReaderParams(ReaderParams):
+class OpenAIReaderParams(ReaderParams, RetryParams):
     base_url: str = Field(OPENAI_URL, description="server URL ending in /v1 (vLLM, llama.cpp: http://HOST:PORT/v1)")
     model: str = Field("gpt-4o-mini", description="model name as the server knows it")
     api_key_env: str = Field("OPENAI_API_KEY", min_length=1, description="NAME of the env var holding the key")
     timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
-    max_retries: int = Field(4, ge=0, le=20, description="retries per request, one budget: 408, 409, 429, 5xx, timeouts and "
-                             "connection errors (the openai SDK's retries: its backoff with jitter, Retry-After "
-                             "honoured), and malformed replies")
-    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first delay before retrying a malformed reply; doubles "
-                                   "each retry (HTTP errors wait as the SDK says)")
-    max_backoff_seconds: float = Field(30.0, ge=0, le=600, description="the longest delay before retrying a malformed reply")
     max_concurrency: int = Field(4, ge=1, le=256, description="requests in flight in answer_many")
     temperature: float = Field(0.0, ge=0, le=2, description="0 = greedy")
     seed: int | None = None

@@ -41,8 +41,9 @@ from pydantic import Field, field_validator
 
 from ragsift.errors import ConfigError, PromptTooLongError, RagsiftError
 from ragsift.lm import EXIT_TEMPLATE, YesNoTemplate, document_context
-from ragsift.plugin import OptionalName, Params
+from ragsift.plugin import OptionalName
 from ragsift.remote import (
+    RetryParams,
     api_key,
     backoff_delay,
     call_with_retries,
@@ -66,7 +67,7 @@ class RemoteScoringError(RagsiftError, RuntimeError):
     """The server could not give a Yes/No score (down, refusing, or without both tokens)."""
 
 
-class RemoteYesNoParams(Params):
+class RemoteYesNoParams(RetryParams):
     #: server URL ending in /v1 (vLLM, llama.cpp: http://HOST:PORT/v1); None: read from ``base_url_env``
     base_url: OptionalName = None
     #: NAME of the environment variable holding the URL when ``base_url`` is not given
@@ -84,12 +85,6 @@ class RemoteYesNoParams(Params):
     #: when "Yes" or "No" is not among them: fail, or bound it by the k-th returned logprob
     missing: Literal["error", "floor"] = "error"
     timeout: float = Field(60.0, gt=0, le=3600, description="seconds per request")
-    max_retries: int = Field(4, ge=0, le=20, description="retries per request, one budget: 408, 409, 429, 5xx, timeouts and "
-                             "connection errors (the openai SDK's retries: its backoff with jitter, Retry-After "
-                             "honoured), and malformed replies")
-    backoff_seconds: float = Field(0.5, ge=0, le=60, description="first delay before retrying a malformed reply; doubles "
-                                   "each retry (HTTP errors wait as the SDK says)")
-    max_backoff_seconds: float = Field(30.0, ge=0, le=600, description="the longest delay before retrying a malformed reply")
     max_concurrency: int = Field(8, ge=1, le=256, description="requests in flight per score call")
 
     @field_validator("template")
