@@ -8,6 +8,7 @@ from ragsift.hookspecs import Register, hookimpl
 @hookimpl
 def register_scorers(register: Register) -> None:
     from ragsift.scorers.bm25 import BM25Scorer
+    from ragsift.scorers.bridge_documents import BridgeDocumentScorer
     from ragsift.scorers.causal_yes_no import CausalYesNoScorer
     from ragsift.scorers.cross_encoder import CrossEncoderScorer
     from ragsift.scorers.dual_encoder import DualEncoderScorer
@@ -21,6 +22,7 @@ def register_scorers(register: Register) -> None:
     from ragsift.scorers.token_classifier import TokenClassifierScorer
 
     register("bm25", BM25Scorer)
+    register("bridge-documents", BridgeDocumentScorer)
     register("causal-yes-no", CausalYesNoScorer)
     register("cross-encoder", CrossEncoderScorer)
     register("dual-encoder", DualEncoderScorer)

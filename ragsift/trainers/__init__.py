@@ -7,6 +7,7 @@ from ragsift.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_trainers(register: Register) -> None:
+    from ragsift.trainers.bridge_documents import BridgeDocumentTrainer
     from ragsift.trainers.cross_encoder import CrossEncoderTrainer
     from ragsift.trainers.dual_encoder import DualEncoderTrainer
     from ragsift.trainers.fusion import FusionTrainer
@@ -14,6 +15,7 @@ def register_trainers(register: Register) -> None:
     from ragsift.trainers.yes_no_lora import YesNoLoraTrainer
     from ragsift.trainers.yes_no_readout import YesNoReadoutTrainer
 
+    register("bridge-documents", BridgeDocumentTrainer)
     register("cross-encoder", CrossEncoderTrainer)
     register("dual-encoder", DualEncoderTrainer)
     register("fusion", FusionTrainer)

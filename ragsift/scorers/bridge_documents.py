@@ -1,0 +1,165 @@
+"""The two-hop document ranker: documents chosen one at a time, each scored given the question and
+the documents already chosen, so that the second document of a multi-hop question (the bridge,
+which the question does not name) is found through the first.
+
+A fitted model (``ragsift train`` with the ``bridge-documents`` trainer) maps the features of
+:mod:`ragsift.scorers.bridge_features` to P(the document is gold). Ranking is greedy: the best
+document by the question alone first; then every other document rescored given the kept ones,
+the best kept; and so on until every document has a rank. Nothing assumes how many documents
+there are or how many are gold.
+
+As a scorer (``bridge-documents``), every sentence gets its document's score: the probability the
+model gave the document when it was chosen, made strictly decreasing along the greedy order (a
+document's score is at most just below the previous one's), so ``top-documents`` with ``k = D``
+keeps exactly the greedy first ``D`` documents under any aggregate, and a threshold keeps a
+greedy prefix. It is the coarse stage of a ``cascade`` that keeps whole documents.
+
+The model folder holds ``bridge-documents.json``: the feature recipe (component scorer specs,
+feature names) and the boosted tree ensemble as JSON arrays (no pickle).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ragsift.errors import ConfigError
+from ragsift.plugin import Params
+from ragsift.scorers.base import Scorer
+from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
+from ragsift.scorers.tree_ensemble import TreeEnsemble
+from ragsift.types import Example, Sentence
+
+__all__ = ["BridgeDocumentScorer", "BridgeDocumentModel", "MODEL_FILE", "greedy_ranking"]
+
+MODEL_FILE = "bridge-documents.json"
+FORMAT = "ragsift-bridge-documents"
+FORMAT_VERSION = 1
+
+
+def greedy_ranking(features: BridgeFeatures, ensemble: TreeEnsemble, ctx: BridgeContext,
+                   candidates: Sequence[int]) -> tuple[list[int], np.ndarray]:
+    """``candidates`` (document indices) in greedy order, and each one's probability when chosen
+    (the first by the question alone, each next given the ones chosen before it)."""
+    left = list(candidates)
+    order: list[int] = []
+    chosen_p: list[float] = []
+    second: np.ndarray | None = None
+    while left:
+        p = ensemble.probability(features.rows(ctx, left, second))
+        best = int(np.argmax(p))  # ties: the earlier document
+        doc = left.pop(best)
+        order.append(doc)
+        chosen_p.append(float(p[best]))
+        if left:
+            hop = features.second_hop(ctx, doc)
+            second = hop if second is None else np.maximum(second, hop)
+    return order, np.asarray(chosen_p)
+
+
+def decreasing(p: np.ndarray) -> np.ndarray:
+    """``p`` made strictly decreasing: each value at most just below the one before it."""
+    out = np.array(p, dtype=np.float64)
+    for i in range(1, len(out)):
+        out[i] = min(out[i], np.nextafter(out[i - 1], -np.inf))
+    return out
+
+
+class BridgeDocumentModel:
+    """Feature recipe + fitted ensemble, as saved by the bridge-documents trainer."""
+
+    def __init__(self, scorers: Mapping[str, Mapping[str, Any]], ensemble: TreeEnsemble, feature_names: list[str]) -> None:
+        self.features = BridgeFeatures(scorers)
+        if feature_names != self.features.names or ensemble.n_features != len(feature_names):
+            raise ConfigError("BridgeDocumentModel: the saved feature names do not match the features its scorers give; "
+                              "was the model saved by another ragsift version?")
+        self.ensemble = ensemble
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": FORMAT_VERSION, "scorers": self.features.scorer_specs,
+                "feature_names": self.features.names, "model": self.ensemble.to_json()}
+
+    def save(self, folder: str | Path) -> Path:
+        path = Path(folder) / MODEL_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json()) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, location: str | Path) -> BridgeDocumentModel:
+        path = Path(location)
+        if path.is_dir():
+            path = path / MODEL_FILE
+        if not path.is_file():
+            raise ConfigError(f"BridgeDocumentScorer: no model file {path}; train one with "
+                              "'ragsift train -c configs/train/bridge-documents.toml'.")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ConfigError(f"{path}: not a bridge-documents model file (format '{FORMAT}').")
+        if data.get("version") != FORMAT_VERSION:
+            raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {FORMAT_VERSION}.")
+        try:
+            return cls(data["scorers"], TreeEnsemble.from_json(data["model"]), list(data["feature_names"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"{path}: malformed bridge-documents model ({type(exc).__name__}: {exc}).") from None
+
+    def rank(self, example: Example, sentences: Sequence[Sentence]) -> tuple[list[int], np.ndarray]:
+        """The documents that hold ``sentences``, in greedy order, with their probabilities when chosen."""
+        ctx = self.features.context(example, sentences)
+        present = sorted({s.doc_index for s in sentences})
+        return greedy_ranking(self.features, self.ensemble, ctx, present)
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        order, p = self.rank(example, sentences)
+        by_doc = dict(zip(order, decreasing(p), strict=True))
+        return np.array([by_doc[s.doc_index] for s in sentences], dtype=np.float64)
+
+
+class BridgeDocumentParams(Params):
+    #: a model folder written by ``ragsift train`` (or its bridge-documents.json)
+    model: str
+
+
+class BridgeDocumentScorer(Scorer):
+    """Each sentence scored by its document's two-hop greedy rank (see the module docstring)."""
+
+    Params = BridgeDocumentParams
+    needs_model: ClassVar[bool] = True
+    conformance_params = {"model": "models/bridge-documents"}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._model: BridgeDocumentModel | None = None
+
+    def warm_up(self) -> None:
+        if self._model is None:
+            from ragsift.models import resolve_local_path
+
+            self._model = BridgeDocumentModel.load(resolve_local_path(self.params.model))
+            self._model.features.warm_up()
+
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # probabilities
+
+    def check_model_files(self) -> None:
+        """Read and check ``bridge-documents.json`` (``config validate`` calls this instead of the
+        generic model check: the folder is ragsift's own format)."""
+        from ragsift.models import resolve_local_path
+
+        BridgeDocumentModel.load(resolve_local_path(self.params.model))
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        self.warm_up()
+        assert self._model is not None
+        return self._model.score(example, sentences)
