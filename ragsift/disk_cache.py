@@ -50,7 +50,7 @@ _MODEL_KEYS = ("model", "adapter", "head")
 _FILE_KEYS = ("readout",)
 #: ragsift's own model files that are not safetensors (the learned-fusion scorer's fitted model),
 #: keyed by content when a model string names one or a folder that holds one
-_OWN_MODEL_FILES = ("fusion.json",)
+_OWN_MODEL_FILES = ("fusion.json", "bridge-documents.json")
 
 
 def digest(parts: Any) -> str:
@@ -152,10 +152,10 @@ def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Location, revision and weight-file hashes (as the run manifest records them) of every model
     a plugin config names (keys ``model``, ``adapter``, ``head``, ``*_model``), then the SHA-256 of
     every single weight file it names (``readout``) and of ragsift's own model files those models
-    are (a learned-fusion ``fusion.json``), so a retrained file is another key. A model known by
-    the hashes of its files is keyed without its local path: the same files installed in another
-    checkout's environment give the same key (the shared cache is shared); a ``split:`` model by
-    its pin (:func:`_pinned`)."""
+    are (a learned-fusion ``fusion.json``, a ``bridge-documents.json``), so a retrained file is
+    another key. A model known by the hashes of its files is keyed without its local path: the
+    same files installed in another checkout's environment give the same key (the shared cache is
+    shared); a ``split:`` model by its pin (:func:`_pinned`)."""
     specs = list(dict.fromkeys(_model_specs(config)))
     models = [_pinned(spec) or _without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in specs]
     files = dict.fromkeys([*_file_specs(config), *(f for spec in specs for f in _own_model_files(spec))])

@@ -115,6 +115,12 @@ class BridgeFeatures:
         return out + list(FIRST_HOP_DOCUMENT_FEATURES) + list(SECOND_HOP_FEATURES)
 
     @property
+    def monotone(self) -> tuple[int, ...]:
+        """Per feature, the direction the ranker's probability may move as it grows: every
+        similarity to the question or to a kept document only up (1); ``has_kept`` free (0)."""
+        return tuple(0 if name == "has_kept" else 1 for name in self.names)
+
+    @property
     def n_first_hop(self) -> int:
         return 3 * len(self.scorer_specs) + len(FIRST_HOP_DOCUMENT_FEATURES)
 

@@ -8,6 +8,12 @@ a :class:`~ragsift.scorers.tree_ensemble.TreeEnsemble` (JSON arrays), which make
 pickle-free and ``--resume`` exact: the trees so far are reloaded, the raw scores recomputed
 from them, and step ``t`` draws its subsample from ``seed + t`` whether or not the run was
 interrupted.
+
+With ``monotone`` (one entry per feature: 1 = the score never falls as the feature grows, -1 =
+never rises, 0 = free) each tree is grown under scikit-learn's ``monotonic_cst`` and keeps its own
+leaf values (the leaves' mean gradients, which obey the constraints), scaled by one Newton step
+along the tree, ``sum(g v) / sum(p (1 - p) v^2)`` (clipped at 0), times the learning rate: a
+per-leaf Newton step could break the order of the leaves, one common factor cannot.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ class BoostingSettings:
     min_samples_leaf: int = 20
     subsample: float = 0.8
     seed: int = 0
+    #: per feature: 1 (non-decreasing), -1 (non-increasing) or 0 (free); None: no constraint
+    monotone: tuple[int, ...] | None = None
 
 
 def log_loss(y: np.ndarray, raw: np.ndarray) -> float:
@@ -50,10 +58,18 @@ def _fit_tree(x: np.ndarray, y: np.ndarray, raw: np.ndarray, settings: BoostingS
     p = sigmoid(raw[rows])
     residual = y[rows] - p
     tree = DecisionTreeRegressor(max_depth=settings.max_depth, min_samples_leaf=settings.min_samples_leaf,
-                                 criterion="squared_error", random_state=settings.seed + step)
+                                 criterion="squared_error", random_state=settings.seed + step,
+                                 monotonic_cst=None if settings.monotone is None else list(settings.monotone))
     tree.fit(x[rows], residual)
     inner = tree.tree_
     leaf = tree.apply(x[rows])
+    if settings.monotone is not None:
+        own = inner.value[:, 0, 0].astype(np.float64)
+        v = own[leaf]
+        curvature = float(np.sum(p * (1 - p) * v * v))
+        scale = max(0.0, float(np.sum(residual * v)) / curvature) if curvature > 1e-150 else 0.0
+        return Tree(inner.children_left.astype(np.int64), inner.children_right.astype(np.int64), inner.feature.astype(np.int64),
+                    inner.threshold.astype(np.float64), settings.learning_rate * scale * own)
     value = np.zeros(inner.node_count)
     numerator = np.bincount(leaf, weights=residual, minlength=inner.node_count)
     denominator = np.bincount(leaf, weights=p * (1 - p), minlength=inner.node_count)

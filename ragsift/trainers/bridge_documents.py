@@ -8,6 +8,12 @@ document); and the best non-gold document by the first component scorer kept (ev
 document: the ranking recovers from a wrong first choice). How many documents a question has and
 how many of them are gold is whatever the data says; no feature counts either.
 
+The trees are monotone by default: a document's probability never falls as its similarity to the
+question or to a kept document grows. HotpotQA's distractors were retrieved by the question, so
+there a document that shares nothing with the question is likely the bridge; free trees learn
+that (a document about anything at all would then rank first), which retrieval by the question
+never shows. The constraint leaves the bridge to the second hop, where it belongs.
+
 The development questions are ranked greedily by the fitted model (as the scorer ranks them); the
 report's predictions are their documents' scores, and the card's ``extra`` holds the share of
 development questions with every gold document in the top 2 / 3 / 4 / 5. The evaluation file is
@@ -32,7 +38,7 @@ from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, Training
 from ragsift.trainers.boosting import BoostingSettings, fit_boosting
 from ragsift.types import Example, Sentence
 
-__all__ = ["BridgeDocumentTrainer", "BridgeDocumentTrainerParams", "gold_documents", "all_gold_within"]
+__all__ = ["BridgeDocumentTrainer", "BridgeDocumentTrainerParams", "gold_documents", "all_gold_within", "training_rows"]
 
 RECALL_AT = (2, 3, 4, 5)
 
@@ -47,6 +53,22 @@ def all_gold_within(order: list[int], gold: set[int], k: int) -> bool:
     return gold <= set(order[:k])
 
 
+def training_rows(features: BridgeFeatures, ctx: BridgeContext, gold: set[int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """One question's rows and labels (see the module docstring): nothing kept; each gold document
+    kept; the first component's best non-gold document kept."""
+    n = ctx.n_docs
+    label = np.array([float(j in gold) for j in range(n)])
+    xs, ys = [features.rows(ctx, range(n), None)], [label]
+    first = ctx.first_hop[:, 2] if features.scorer_specs else ctx.first_hop[:, 0]  # the first component's rank
+    distractors = [j for j in np.argsort(-first, kind="stable") if j not in gold]
+    for kept in sorted(gold) + distractors[:1]:
+        others = [j for j in range(n) if j != kept]
+        if others:
+            xs.append(features.rows(ctx, others, features.second_hop(ctx, kept)))
+            ys.append(label[others])
+    return xs, ys
+
+
 class BridgeDocumentTrainerParams(Params):
     #: component sentence scorers whose best sentence per document are first-hop features: label -> spec
     scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
@@ -57,6 +79,9 @@ class BridgeDocumentTrainerParams(Params):
     max_depth: int = Field(3, ge=1, le=12)
     min_samples_leaf: int = Field(20, ge=1)
     subsample: float = Field(0.8, gt=0, le=1)
+    #: every feature but ``has_kept`` may only raise a document's probability as it grows (see the
+    #: module docstring); false: free trees
+    monotone: bool = True
 
 
 class BridgeDocumentTrainer(Trainer):
@@ -82,19 +107,6 @@ class BridgeDocumentTrainer(Trainer):
                                                                for e in job.train):
             raise ConfigError(f"{where}BridgeDocumentTrainer: the training documents need both gold and non-gold ones.")
 
-    def _rows(self, features: BridgeFeatures, ctx: BridgeContext, gold: set[int]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        n = ctx.n_docs
-        label = np.array([float(j in gold) for j in range(n)])
-        xs, ys = [features.rows(ctx, range(n), None)], [label]
-        first = ctx.first_hop[:, 2] if features.scorer_specs else ctx.first_hop[:, 0]  # the first component's rank
-        distractors = [j for j in np.argsort(-first, kind="stable") if j not in gold]
-        for kept in sorted(gold) + distractors[:1]:
-            others = [j for j in range(n) if j != kept]
-            if others:
-                xs.append(features.rows(ctx, others, features.second_hop(ctx, kept)))
-                ys.append(label[others])
-        return xs, ys
-
     def train(self, job: TrainingJob) -> TrainingResult:
         self._refuse_evaluation(job)
         self._check_labels(job)
@@ -116,7 +128,7 @@ class BridgeDocumentTrainer(Trainer):
         xs: list[np.ndarray] = []
         ys: list[np.ndarray] = []
         for example, ctx in zip(job.train, train_ctx, strict=True):
-            x, y = self._rows(features, ctx, gold_documents(example))
+            x, y = training_rows(features, ctx, gold_documents(example))
             xs += x
             ys += y
         x_train, y_train = np.concatenate(xs), np.concatenate(ys)
@@ -125,12 +137,13 @@ class BridgeDocumentTrainer(Trainer):
         if dev_ctx:
             dx, dy = [], []
             for example, ctx in zip(job.dev, dev_ctx, strict=True):
-                x, y = self._rows(features, ctx, gold_documents(example))
+                x, y = training_rows(features, ctx, gold_documents(example))
                 dx += x
                 dy += y
             dev = (np.concatenate(dx), np.concatenate(dy))
         settings = BoostingSettings(steps=p.steps, learning_rate=p.learning_rate, max_depth=p.max_depth,
-                                    min_samples_leaf=p.min_samples_leaf, subsample=p.subsample, seed=job.seed)
+                                    min_samples_leaf=p.min_samples_leaf, subsample=p.subsample, seed=job.seed,
+                                    monotone=features.monotone if p.monotone else None)
         checkpoint = job.checkpoint_dir / "boosting.json"
         bar = job.progress_bar(settings.steps, "boosting")
         with bar:

@@ -259,22 +259,26 @@ def test_every_param_of_the_scorer_and_the_splitter_is_in_the_key(stage: str, pl
 
 
 @pytest.mark.parametrize("form", ["folder", "file"])
-def test_a_learned_fusion_model_retrained_in_place_is_another_key(tmp_path: Path, form: str) -> None:
+@pytest.mark.parametrize(("scorer", "shipped_folder", "file"), [("learned-fusion", "fusion-trained", "fusion.json"),
+                                                                 ("bridge-documents", "bridge-documents", "bridge-documents.json")])
+def test_a_learned_fusion_model_retrained_in_place_is_another_key(tmp_path: Path, form: str, scorer: str,
+                                                                  shipped_folder: str, file: str) -> None:
     """A real gap this found: the learned-fusion model is ragsift's own ``fusion.json`` (no
     safetensors), so its content was in no key, and a model retrained into the same folder reused
-    the old model's cached scores. Its model string may name the folder or the file."""
+    the old model's cached scores. Its model string may name the folder or the file. The same for
+    the bridge-documents ranker's ``bridge-documents.json``."""
     folder = tmp_path / "fusion"
     folder.mkdir()
-    shipped = Path(__file__).parents[2] / "models" / "fusion-trained" / "fusion.json"
-    (folder / "fusion.json").write_text(shipped.read_text())
-    model = str(folder if form == "folder" else folder / "fusion.json")
-    inputs = dataclasses.replace(_with(_base(tmp_path), "scorer", {"name": "learned-fusion", "model": model}),
+    shipped = Path(__file__).parents[2] / "models" / shipped_folder / file
+    (folder / file).write_text(shipped.read_text())
+    model = str(folder if form == "folder" else folder / file)
+    inputs = dataclasses.replace(_with(_base(tmp_path), "scorer", {"name": scorer, "model": model}),
                                  sentences=tuple(_call(_base(tmp_path), JsonStore(None))[2]))
     before = _key(inputs)
     assert _key(inputs) == before
-    data = json.loads((folder / "fusion.json").read_text())
+    data = json.loads((folder / file).read_text())
     refitted = json.loads(json.dumps(data["model"]).replace("0.", "0.1", 1))  # the same recipe, other tree values
     assert refitted != data["model"]
-    (folder / "fusion.json").write_text(json.dumps({**data, "model": refitted}))
-    os.utime(folder / "fusion.json", ns=(3, 3))
+    (folder / file).write_text(json.dumps({**data, "model": refitted}))
+    os.utime(folder / file, ns=(3, 3))
     assert _key(inputs) != before

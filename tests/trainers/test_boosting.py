@@ -95,3 +95,20 @@ def test_malformed_ensembles_are_refused():
         TreeEnsemble.from_json(bad)
     with pytest.raises(ConfigError, match="expected rows of 2"):
         TreeEnsemble(2, 0.0).raw(np.zeros((3, 4)))
+
+
+def test_monotone_constraints_hold_for_every_input():
+    x, y = _data()
+    y = np.where(x[:, 0] < -1.5, 1.0, y)  # the label rises at low x0 too: free trees follow it, constrained ones may not
+    free, _ = fit_boosting(x, y, BoostingSettings(steps=30, max_depth=3, min_samples_leaf=5))
+    constrained, history = fit_boosting(x, y, BoostingSettings(steps=30, max_depth=3, min_samples_leaf=5,
+                                                               monotone=(1, 0, 0, 0, 0)))
+    assert history[-1]["train_loss"] < history[0]["train_loss"]
+    grid = np.linspace(-3, 3, 61)
+    base = np.random.default_rng(3).normal(size=(40, 5))
+
+    def along_x0(model: TreeEnsemble) -> np.ndarray:
+        return np.stack([model.raw(np.column_stack([np.full(len(base), g), base[:, 1:]])) for g in grid], axis=1)
+
+    assert np.all(np.diff(along_x0(constrained), axis=1) >= -1e-12)
+    assert np.any(np.diff(along_x0(free), axis=1) < -1e-6)  # the data does push the other way
