@@ -23,14 +23,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ragsift.errors import ConfigError
 from ragsift.plugin import Params
-from ragsift.scorers.base import Scorer
 from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
+from ragsift.scorers.json_model import JsonModelScorer, read_model_json
 from ragsift.scorers.tree_ensemble import TreeEnsemble
 from ragsift.types import Example, Sentence
 
@@ -91,20 +91,8 @@ class BridgeDocumentModel:
 
     @classmethod
     def load(cls, location: str | Path) -> BridgeDocumentModel:
-        path = Path(location)
-        if path.is_dir():
-            path = path / MODEL_FILE
-        if not path.is_file():
-            raise ConfigError(f"BridgeDocumentScorer: no model file {path}; train one with "
-                              "'ragsift train -c configs/train/bridge-documents.toml'.")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ConfigError(f"{path}: not a bridge-documents model file (format '{FORMAT}').")
-        if data.get("version") != FORMAT_VERSION:
-            raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {FORMAT_VERSION}.")
+        path, data = read_model_json(location, MODEL_FILE, FORMAT, FORMAT_VERSION, "BridgeDocumentScorer",
+                                     "train one with 'ragsift train -c configs/train/bridge-documents.toml'")
         try:
             return cls(data["scorers"], TreeEnsemble.from_json(data["model"]), list(data["feature_names"]))
         except (KeyError, TypeError, ValueError) as exc:
@@ -125,41 +113,18 @@ class BridgeDocumentModel:
 
 
 class BridgeDocumentParams(Params):
-    #: a model folder written by ``ragsift train`` (or its bridge-documents.json)
+    #: a model folder written by ``ragsift train`` (or its bridge-documents.json), ``package:PKG/PATH``,
+    #: or a Hub id whose repository holds bridge-documents.json
     model: str
 
 
-class BridgeDocumentScorer(Scorer):
+class BridgeDocumentScorer(JsonModelScorer):
     """Each sentence scored by its document's two-hop greedy rank (see the module docstring)."""
 
     Params = BridgeDocumentParams
-    needs_model: ClassVar[bool] = True
+    model_file = MODEL_FILE
     conformance_params = {"model": "models/bridge-documents"}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._model: BridgeDocumentModel | None = None
-
-    def warm_up(self) -> None:
-        if self._model is None:
-            from ragsift.models import resolve_local_path
-
-            self._model = BridgeDocumentModel.load(resolve_local_path(self.params.model))
-            self._model.features.warm_up()
-
-    def score_range(self) -> tuple[float, float] | None:
-        return (0.0, 1.0)  # probabilities
-
-    def check_model_files(self) -> None:
-        """Read and check ``bridge-documents.json`` (``config validate`` calls this instead of the
-        generic model check: the folder is ragsift's own format)."""
-        from ragsift.models import resolve_local_path
-
-        BridgeDocumentModel.load(resolve_local_path(self.params.model))
-
-    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
-        if not sentences:
-            return np.zeros(0)
-        self.warm_up()
-        assert self._model is not None
-        return self._model.score(example, sentences)
+    @classmethod
+    def load_model(cls, path: Path) -> BridgeDocumentModel:
+        return BridgeDocumentModel.load(path)

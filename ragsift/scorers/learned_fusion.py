@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from ragsift.errors import ConfigError
 from ragsift.plugin import Params
-from ragsift.scorers.base import Scorer
 from ragsift.scorers.fusion_features import FusionFeatures
+from ragsift.scorers.json_model import JsonModelScorer, read_model_json
 from ragsift.scorers.tree_ensemble import TreeEnsemble
 from ragsift.types import Example, Sentence
 
@@ -52,19 +52,8 @@ class FusionModel:
 
     @classmethod
     def load(cls, location: str | Path) -> FusionModel:
-        path = Path(location)
-        if path.is_dir():
-            path = path / MODEL_FILE
-        if not path.is_file():
-            raise ConfigError(f"LearnedFusionScorer: no model file {path}; train one with 'ragsift train'.")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None
-        if not isinstance(data, dict) or data.get("format") != "ragsift-learned-fusion":
-            raise ConfigError(f"{path}: not a learned-fusion model file (format 'ragsift-learned-fusion').")
-        if data.get("version") != FORMAT_VERSION:
-            raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {FORMAT_VERSION}.")
+        path, data = read_model_json(location, MODEL_FILE, "ragsift-learned-fusion", FORMAT_VERSION, "LearnedFusionScorer",
+                                     "train one with 'ragsift train'")
         try:
             return cls(data["scorers"], data["document_scorers"], TreeEnsemble.from_json(data["model"]), list(data["feature_names"]))
         except (KeyError, TypeError, ValueError) as exc:
@@ -82,39 +71,13 @@ class LearnedFusionParams(Params):
     model: str
 
 
-class LearnedFusionScorer(Scorer):
+class LearnedFusionScorer(JsonModelScorer):
     """P(evidence) from a fitted fusion model (see the module docstring)."""
 
     Params = LearnedFusionParams
-    needs_model: ClassVar[bool] = True
+    model_file = MODEL_FILE
     conformance_params = {"model": "models/fusion-trained"}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        self._model: FusionModel | None = None
-
-    def warm_up(self) -> None:
-        if self._model is None:
-            self._model = FusionModel.load(self._model_file())
-            self._model.features.warm_up()
-
-    def score_range(self) -> tuple[float, float] | None:
-        return (0.0, 1.0)  # a probability
-
-    def check_model_files(self) -> None:
-        """Read and check ``fusion.json`` (no scorer weights load): ``config validate`` calls this
-        instead of the generic model check, since the folder is ragsift's own format."""
-        FusionModel.load(self._model_file())
-
-    def _model_file(self) -> Path:
-        """``fusion.json`` of the model: a file, a folder, ``package:`` or a Hub id (:func:`ragsift.models.fetch_model_file`)."""
-        from ragsift.models import fetch_model_file
-
-        return fetch_model_file(self.params.model, MODEL_FILE, "LearnedFusionScorer")
-
-    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
-        if not sentences:
-            return np.zeros(0)
-        self.warm_up()
-        assert self._model is not None
-        return self._model.score(example, sentences)
+    @classmethod
+    def load_model(cls, path: Path) -> FusionModel:
+        return FusionModel.load(path)

@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(p.parent for p in (REPO / "models").glob("*/card.json"))
 
 
-def test_there_are_four_shipped_models():
-    assert [p.name for p in SHIPPED] == ["ecorag-judge", "ecorag-trained", "exit-trained", "fusion-trained"]
+def test_there_are_five_shipped_models():
+    assert [p.name for p in SHIPPED] == ["bridge-documents", "ecorag-judge", "ecorag-trained", "exit-trained", "fusion-trained"]
 
 
 @pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])

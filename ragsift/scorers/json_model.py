@@ -1,0 +1,92 @@
+"""What the scorers of ragsift's own JSON model files share (``learned-fusion``'s ``fusion.json``,
+``bridge-documents``' ``bridge-documents.json``): reading and checking the file, and a scorer
+base that locates it (a file, a folder, ``package:`` or a Hub id), loads it on first use, lets
+``config validate`` check it without loading anything else, and scores in ``[0, 1]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from ragsift.errors import ConfigError
+from ragsift.scorers.base import Scorer
+from ragsift.types import Example, Sentence
+
+__all__ = ["read_model_json", "JsonModel", "JsonModelScorer"]
+
+
+def read_model_json(location: str | Path, filename: str, fmt: str, version: int, owner: str,
+                    train_hint: str) -> tuple[Path, dict[str, Any]]:
+    """``(path, data)`` of the model file at ``location`` (the file, or a folder holding
+    ``filename``): a ConfigError naming the file (and line) when it is missing, not JSON, of
+    another format than ``fmt`` or of another version."""
+    path = Path(location)
+    if path.is_dir():
+        path = path / filename
+    if not path.is_file():
+        raise ConfigError(f"{owner}: no model file {path}; {train_hint}.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}).") from None
+    if not isinstance(data, dict) or data.get("format") != fmt:
+        raise ConfigError(f"{path}: not a {fmt.removeprefix('ragsift-')} model file (format '{fmt}').")
+    if data.get("version") != version:
+        raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {version}.")
+    return path, data
+
+
+class JsonModel(Protocol):
+    """A loaded model: its component features warm up, and it scores sentences."""
+
+    @property
+    def features(self) -> Any: ...
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray: ...
+
+
+class JsonModelScorer(Scorer):
+    """A scorer of a model in one of ragsift's own JSON formats: subclasses name the file
+    (``model_file``) and how it loads (:meth:`load_model`); params hold ``model``."""
+
+    needs_model: ClassVar[bool] = True
+    model_file: ClassVar[str]
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._model: JsonModel | None = None
+
+    @classmethod
+    def load_model(cls, path: Path) -> JsonModel:
+        raise NotImplementedError
+
+    def warm_up(self) -> None:
+        if self._model is None:
+            self._model = self.load_model(self._model_path())
+            self._model.features.warm_up()
+
+    def score_range(self) -> tuple[float, float] | None:
+        return (0.0, 1.0)  # probabilities
+
+    def check_model_files(self) -> None:
+        """Read and check the model file (no component loads): ``config validate`` calls this
+        instead of the generic model check, since the folder is ragsift's own format."""
+        self.load_model(self._model_path())
+
+    def _model_path(self) -> Path:
+        """The model file: a file, a folder, ``package:`` or a Hub id (:func:`ragsift.models.fetch_model_file`)."""
+        from ragsift.models import fetch_model_file
+
+        return fetch_model_file(self.params.model, self.model_file, type(self).__name__)
+
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        self.warm_up()
+        assert self._model is not None
+        return self._model.score(example, sentences)
