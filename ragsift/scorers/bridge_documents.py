@@ -20,7 +20,6 @@ feature names) and the boosted tree ensemble as JSON arrays (no pickle).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ import numpy as np
 from ragsift.errors import ConfigError
 from ragsift.plugin import Params
 from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
-from ragsift.scorers.json_model import JsonModelScorer, read_model_json
+from ragsift.scorers.json_model import JsonModelScorer, read_model_json, write_model_json
 from ragsift.scorers.tree_ensemble import TreeEnsemble
 from ragsift.types import Example, Sentence
 
@@ -84,10 +83,7 @@ class BridgeDocumentModel:
                 "feature_names": self.features.names, "model": self.ensemble.to_json()}
 
     def save(self, folder: str | Path) -> Path:
-        path = Path(folder) / MODEL_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json()) + "\n", encoding="utf-8")
-        return path
+        return write_model_json(folder, MODEL_FILE, self.to_json())
 
     @classmethod
     def load(cls, location: str | Path) -> BridgeDocumentModel:

@@ -17,7 +17,7 @@ from ragsift.errors import ConfigError
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
-__all__ = ["read_model_json", "JsonModel", "JsonModelScorer"]
+__all__ = ["read_model_json", "write_model_json", "JsonModel", "JsonModelScorer"]
 
 
 def read_model_json(location: str | Path, filename: str, fmt: str, version: int, owner: str,
@@ -39,6 +39,14 @@ def read_model_json(location: str | Path, filename: str, fmt: str, version: int,
     if data.get("version") != version:
         raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {version}.")
     return path, data
+
+
+def write_model_json(folder: str | Path, filename: str, data: dict[str, Any]) -> Path:
+    """Write ``data`` as ``folder/filename`` (one line of JSON); return the path."""
+    path = Path(folder) / filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    return path
 
 
 class JsonModel(Protocol):

@@ -8,7 +8,6 @@ pickle). The score is the model's probability that the sentence is evidence.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import numpy as np
 from ragsift.errors import ConfigError
 from ragsift.plugin import Params
 from ragsift.scorers.fusion_features import FusionFeatures
-from ragsift.scorers.json_model import JsonModelScorer, read_model_json
+from ragsift.scorers.json_model import JsonModelScorer, read_model_json, write_model_json
 from ragsift.scorers.tree_ensemble import TreeEnsemble
 from ragsift.types import Example, Sentence
 
@@ -45,10 +44,7 @@ class FusionModel:
                 "feature_names": self.features.names, "model": self.ensemble.to_json()}
 
     def save(self, folder: str | Path) -> Path:
-        path = Path(folder) / MODEL_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json()) + "\n", encoding="utf-8")
-        return path
+        return write_model_json(folder, MODEL_FILE, self.to_json())
 
     @classmethod
     def load(cls, location: str | Path) -> FusionModel:
