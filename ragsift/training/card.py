@@ -129,7 +129,7 @@ def _markdown(card: dict[str, Any]) -> str:
     if card.get("labeler"):
         lines.append(f"| labeler | `{json.dumps(card['labeler'])}` |")
     lines += [f"| seed | {card['seed']} |", f"| training time | {card['training_seconds']:.1f} s ({card['machine']}) |",
-              f"| ragsift | {card['ragsift_version']} (commit {card.get('git_commit') or 'unknown'}) |", ""]
+              f"| ragsift | {card['ragsift_version']} (commit {(card.get('git') or {}).get('commit', '')[:12] or 'unknown'}) |", ""]
     lines += ["## Hyper-parameters", "", "```json", json.dumps(card["hyperparameters"], indent=2), "```", ""]
     report = card["report"]
     lines += ["## Development questions", ""]

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import random
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -17,6 +14,7 @@ from typing import Any
 from ragsift.cli_types import positive_int
 from ragsift.config_files import REPOSITORY
 from ragsift.errors import ConfigError, OutputError
+from ragsift.provenance import device_info, sha256_file, stamp
 
 __all__ = ["add_train_command", "run_training", "TrainOptions", "output_folder", "SHIPPED_MODELS", "DEFAULT_RUNS"]
 
@@ -65,20 +63,9 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _git_commit() -> str | None:
-    from ragsift.training.config import REPOSITORY
-
-    try:
-        out = subprocess.run(["git", "-C", str(REPOSITORY), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
 def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[list[Any], dict[str, Any]]:
     from ragsift.datasets import load_examples
     from ragsift.datasets.file_loader import check_input_file
-    from ragsift.labelers.output import file_sha256
 
     if path.name == EVALUATION_FILE:
         raise ConfigError(f"{path}: this is the evaluation file; never train or choose thresholds on it. Use data/training/.")
@@ -86,7 +73,7 @@ def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[li
         raise ConfigError(f"[data] {role}: no such file {path}.")
     check_input_file(path, f"a {role} data file")
     examples = list(load_examples(path, format=fmt, limit=limit))
-    return examples, {"path": str(path), "sha256": file_sha256(path), "questions": len(examples)}
+    return examples, {"path": str(path), "sha256": sha256_file(path), "questions": len(examples)}
 
 
 def _is_shipped(path: Path) -> bool:
@@ -137,7 +124,6 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
     from ragsift.training.card import write_card
     from ragsift.training.config import load_train_config, resolve_path
     from ragsift.training.report import write_report
-    from ragsift.version import __version__
 
     config = load_train_config(options.config)
     trainer = build_plugin("trainer", config.trainer, f"{config.source} [trainer]")
@@ -173,12 +159,7 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         raise
     seconds = time.perf_counter() - start
     report = write_report(output, result.history, result.dev, config.training.max_empty)
-    try:
-        import torch
-
-        threads = torch.get_num_threads()
-    except ImportError:  # pragma: no cover
-        threads = None
+    device = device_info()
     card = {
         "name": output.name,
         "description": config.description,
@@ -193,11 +174,10 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         "hyperparameters": result.hyperparameters,
         "training_seconds": round(seconds, 1),
         "resumed": options.resume,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, torch threads {threads}",
+        "machine": f"{device['machine']}, {device['cpu_count']} CPUs, torch threads {device.get('torch_threads')}",
         "report": report,
         "extra": result.extra,
-        "ragsift_version": __version__,
-        "git_commit": _git_commit(),
+        **stamp(),
         "command": " ".join(options.argv or ["ragsift", "train", "--config", options.config]),
         "config": str(config.source),
         "limit": options.limit,  # a smoke run: the card says so beside the config's description

@@ -14,7 +14,8 @@ ROOT = Path(ragsift.__file__).parent
 #: modules must not form a circle (checked below).
 LAYERS: list[set[str]] = [
     {"ragsift.errors", "ragsift.types", "ragsift.hookspecs", "ragsift.version", "ragsift.output_files",
-     "ragsift.model_check", "ragsift.config_files", "ragsift.cli_types", "ragsift.suggestions", "ragsift.openmp"},
+     "ragsift.model_check", "ragsift.config_files", "ragsift.cli_types", "ragsift.suggestions", "ragsift.openmp",
+     "ragsift.provenance"},
     {"ragsift.plugin", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache", "ragsift.evidence", "ragsift.lm",
      "ragsift.remote"},
     {"ragsift.registry"},
@@ -146,3 +147,10 @@ RUNNER_USERS = {"ragsift.evaluation", "ragsift.evaluation.command", "ragsift.eva
 def test_no_sibling_imports_the_runner():
     users = sorted(m for m, targets in _imports().items() if "ragsift.evaluation.runner" in targets)
     assert set(users) <= RUNNER_USERS, f"modules importing the runner: {users}"
+
+
+def test_the_three_recorders_use_the_provenance_module_and_training_imports_no_labeler():
+    edges = _imports()
+    for recorder in ("ragsift.evaluation.manifest", "ragsift.labelers.output", "ragsift.training.command"):
+        assert "ragsift.provenance" in edges[recorder], recorder
+    assert not [t for t in edges["ragsift.training.command"] if t.startswith("ragsift.labelers")]

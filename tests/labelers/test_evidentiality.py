@@ -178,6 +178,7 @@ def test_label_command_writes_a_manifest(tmp_path, data_dir):
     assert manifest["labeler"]["config"]["distractor_negatives"] == 1
     assert set(manifest["output"]["kinds"]) == {"positive", "hard_negative", "random_negative", "distractor_negative"}
     assert len(manifest["input"]["sha256"]) == 64
+    assert {"ragsift_version", "git", "created_at", "packages"} <= set(manifest)  # ragsift.provenance.stamp()
 
 
 def test_the_shipped_reader_cache_rewrites_the_shipped_records_with_no_reader_call(tmp_path):

@@ -54,6 +54,7 @@ def test_train_command_writes_model_report_and_card(tmp_path, data_dir):
     assert card["data"]["train"]["questions"] == 12 and len(card["data"]["train"]["sha256"]) == 64
     assert card["hyperparameters"]["steps"] == 15 and card["training_seconds"] > 0
     assert 0.5 < card["report"]["roc_auc"] <= 1.0
+    assert {"ragsift_version", "git", "created_at", "packages"} <= set(card)  # ragsift.provenance.stamp()
     assert set(card["report"]["confusion"]) <= {"positive", "hard_negative", "distractor_negative"}
     assert "ROC-AUC" in (out / "README.md").read_text()
     # a checkpoint is there: a second run must resume or choose another folder
