@@ -7,13 +7,16 @@ boundaries (configs, input files).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
+
+from ragsift.errors import UsageError
 
 __all__ = [
     "Document", "Sentence", "EvidenceSpan", "Example", "Selection", "CompressionResult",
-    "sentence_spans_from_list"
+    "sentence_spans_from_list", "DocumentValue", "make_example",
 ]
 
 
@@ -160,3 +163,67 @@ def sentence_spans_from_list(sentences: Sequence[str]) -> tuple[str, tuple[tuple
         parts.append(sentence)
         offset += len(sentence)
     return "".join(parts), tuple(spans)
+
+
+#: a document as plain values: its text, a ``(title, text)`` pair, a mapping with ``text`` (and
+#: optional ``title``, ``id``, ``score``, ``sentence_spans``, ``metadata``) or a built Document
+DocumentValue = str | tuple[str, str] | Mapping[str, Any] | Document
+
+
+def make_example(question: str, documents: Iterable[DocumentValue], answers: str | Iterable[str] = (),
+                 id: str = "example", *, evidence: Iterable[EvidenceSpan] | None = None,
+                 metadata: Mapping[str, Any] | None = None, owner: str = "make_example") -> Example:
+    """An example from plain values, the one builder of every entry point (the Python API, the
+    service, the framework adapters, the datasets): documents as :data:`DocumentValue` (a
+    document without an id is named by its position), ``answers`` as one string or several.
+    Bad values raise :class:`~ragsift.errors.UsageError` naming ``owner`` and the document."""
+    if not isinstance(question, str):
+        raise UsageError(f"{owner}: 'question' must be a string; got {type(question).__name__}.")
+    if isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
+        raise UsageError(f"{owner}: 'documents' must be a list of documents (texts, (title, text) pairs or "
+                         f"mappings); got {type(documents).__name__}. For one document write [text].")
+    if isinstance(answers, str):
+        answers = (answers,)
+    elif not isinstance(answers, Iterable):
+        raise UsageError(f"{owner}: 'answers' must be a string or a list of strings; got {type(answers).__name__}.")
+    answers = tuple(answers)
+    if any(not isinstance(a, str) for a in answers):
+        raise UsageError(f"{owner}: every answer must be a string; got {answers!r}.")
+    return Example(id=str(id), question=question, answers=answers,
+                   documents=tuple(_document(doc, i, owner) for i, doc in enumerate(documents)),
+                   evidence=None if evidence is None else tuple(evidence), metadata={} if metadata is None else metadata)
+
+
+def _document(doc: DocumentValue, i: int, owner: str) -> Document:
+    if isinstance(doc, Document):
+        return doc
+    if isinstance(doc, str):
+        return Document(title="", text=doc, id=str(i))
+    if isinstance(doc, tuple) and len(doc) == 2 and all(isinstance(part, str) for part in doc):
+        return Document(title=doc[0], text=doc[1], id=str(i))
+    if not (isinstance(doc, Mapping) and isinstance(doc.get("text"), str)):
+        raise UsageError(f"{owner}: document {i} must be a text, a (title, text) pair of strings or a mapping "
+                         f"with a 'text' string; got {type(doc).__name__} {doc!r:.60}.")
+    text, score, spans = doc["text"], doc.get("score"), doc.get("sentence_spans")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, Real)):
+        raise UsageError(f"{owner}: document {i}: 'score' must be a number; got {type(score).__name__} {score!r:.40}.")
+    return Document(title=str(doc.get("title") or ""), text=text, id=str(doc["id"]) if doc.get("id") is not None else str(i),
+                    score=None if score is None else float(score),
+                    sentence_spans=None if spans is None else _spans(spans, len(text), i, owner),
+                    metadata=dict(doc.get("metadata") or {}))
+
+
+def _spans(spans: Any, length: int, i: int, owner: str) -> tuple[tuple[int, int], ...]:
+    """``sentence_spans`` as ``(start, end)`` pairs inside a text of ``length`` characters."""
+    out = []
+    for span in spans if isinstance(spans, Iterable) and not isinstance(spans, (str, bytes)) else [spans]:
+        pair = tuple(span) if isinstance(span, Iterable) and not isinstance(span, (str, bytes)) else (span,)
+        if len(pair) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair):
+            raise UsageError(f"{owner}: document {i}: each sentence span must be a [start, end) pair of integers; "
+                             f"got {span!r:.40}.")
+        start, end = pair
+        if not 0 <= start <= end <= length:
+            raise UsageError(f"{owner}: document {i}: sentence span [{start}, {end}) is not inside the text "
+                             f"({length} characters).")
+        out.append((start, end))
+    return tuple(out)

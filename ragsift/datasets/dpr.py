@@ -10,7 +10,7 @@ from pydantic import Field, StrictStr
 
 from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
 from ragsift.datasets.json_records import Record, RecordModel, parse_record
-from ragsift.types import Document, Example
+from ragsift.types import Document, Example, make_example
 
 __all__ = ["DPRLoader", "DPRRecord", "DPRPassage"]
 
@@ -101,7 +101,7 @@ class DPRLoader(JsonRecordsLoader):
         }
         if raw.dataset is not None:
             metadata["dataset"] = raw.dataset
-        return Example(
+        return make_example(
             id=example_id,
             question=raw.question,
             answers=tuple(raw.answers),

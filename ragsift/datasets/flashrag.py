@@ -10,7 +10,7 @@ from pydantic import Field, StrictStr
 
 from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
 from ragsift.datasets.json_records import Record, RecordModel, parse_record
-from ragsift.types import Document, Example
+from ragsift.types import Document, Example, make_example
 
 __all__ = ["FlashRAGLoader", "FlashRAGRecord", "split_contents"]
 
@@ -86,7 +86,7 @@ class FlashRAGLoader(JsonRecordsLoader):
         metadata: dict[str, Any] = {"flashrag": dict(raw.metadata), "retrieved": len(passages or [])}
         if raw.choices:
             metadata["choices"] = list(raw.choices)
-        return Example(
+        return make_example(
             id=str(raw.id),
             question=raw.question,
             answers=tuple(str(a) for a in raw.golden_answers),

@@ -9,7 +9,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from ragsift.datasets.file_loader import FileLoader, head_has_keys, head_starts_with
 from ragsift.datasets.json_records import Record, RecordModel, iter_json_array, parse_record
-from ragsift.types import Document, EvidenceSpan, Example, sentence_spans_from_list
+from ragsift.types import Document, EvidenceSpan, Example, make_example, sentence_spans_from_list
 
 __all__ = ["HotpotQALoader", "HotpotQARecord"]
 
@@ -84,7 +84,7 @@ class HotpotQALoader(FileLoader):
         }
         if dropped:
             metadata["dropped"] = [list(sf) for sf in dropped]
-        return Example(
+        return make_example(
             id=raw.id,
             question=raw.question,
             answers=(raw.answer,) if raw.answer else (),

@@ -9,7 +9,7 @@ from pydantic import StrictBool, StrictStr
 
 from ragsift.datasets.file_loader import JsonRecordsLoader, head_has_keys
 from ragsift.datasets.json_records import Record, RecordModel, parse_record
-from ragsift.types import Document, Example, sentence_spans_from_list
+from ragsift.types import Document, Example, make_example, sentence_spans_from_list
 
 __all__ = ["IRCoTLoader", "IRCoTRecord", "split_ircot_paragraph"]
 
@@ -75,7 +75,7 @@ class IRCoTLoader(JsonRecordsLoader):
             documents.append(Document(title=ctx.title, text=text, id=ctx.title, sentence_spans=spans, metadata=meta))
             if ctx.is_supporting:
                 supporting.append(i)
-        return Example(
+        return make_example(
             id=str(raw.question_id),
             question=raw.question_text,
             answers=tuple(answers),

@@ -10,7 +10,7 @@ from pydantic import Field, StrictBool, StrictStr
 
 from ragsift.datasets.file_loader import JsonRecordsLoader, LoaderParams, head_has_keys
 from ragsift.datasets.json_records import Record, RecordModel, parse_record
-from ragsift.types import Document, Example
+from ragsift.types import Document, Example, make_example
 
 __all__ = ["RetrievalLoader", "RetrievalRecord", "RetrievedContext"]
 
@@ -70,7 +70,7 @@ class RetrievalLoader(JsonRecordsLoader):
             metadata["answer_docs"] = [i for i, ctx in enumerate(ctxs) if ctx.has_answer]
         qid = next((v for v in (raw.id, raw.underscore_id, raw.question_id) if v is not None), record.index)
         answers = (raw.answers,) if isinstance(raw.answers, str) else tuple(raw.answers)
-        return Example(
+        return make_example(
             id=str(qid),
             question=raw.question,
             answers=answers,

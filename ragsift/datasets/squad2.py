@@ -18,7 +18,7 @@ from ragsift.datasets.json_records import Record, RecordModel, iter_member_array
 from ragsift.plugin import PluginSpec
 from ragsift.registry import build_plugin
 from ragsift.splitters.base import trim_span
-from ragsift.types import Document, EvidenceSpan, Example
+from ragsift.types import Document, EvidenceSpan, Example, make_example
 
 __all__ = ["SQuAD2Loader", "SQuADArticle", "answer_sentences", "align_answer"]
 
@@ -167,7 +167,7 @@ class SQuAD2Loader(FileLoader):
                         evidence.append(ev)
         metadata["unaligned_answers"] = unaligned
         evidence.sort(key=lambda e: (e.start, e.end))
-        return Example(
+        return make_example(
             id=qa.id,
             question=qa.question,
             answers=tuple(answers),

@@ -55,15 +55,15 @@ class RagsiftCompressor(SiftingAdapter):
     @component.output_types(documents=list[Document])
     def run(self, query: str, documents: list[Document]) -> dict[str, list[Document]]:
         """The documents that keep at least one sentence for ``query``, compressed, in input order."""
-        pairs = []
+        docs = []
         for i, doc in enumerate(documents):
             if not isinstance(doc.content, str):
                 raise ValueError(f"{type(self).__name__}: document {i} ({doc.id}) has no text content; only text can be compressed.")
-            pairs.append(self.titled(doc.meta, doc.content))
+            docs.append(self.titled(doc.meta, doc.content))
         out = [
             dataclasses.replace(documents[sifted.index], content=sifted.text,
                                 meta={**documents[sifted.index].meta, METADATA_KEY: sifted.metadata})
-            for sifted in self._sifter.sift(query, pairs)
+            for sifted in self._sifter.sift(query, docs)
         ]
         return {"documents": out}
 

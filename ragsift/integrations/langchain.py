@@ -83,9 +83,9 @@ class RagsiftDocumentCompressor(SiftingAdapter, BaseDocumentCompressor):
         return {"name": RUN_NAME, "compressor": self.compressor_name}, {"query": query, "documents": len(documents)}
 
     def _compress(self, documents: list[LangChainDocument], query: str) -> list[LangChainDocument]:
-        pairs = [self.titled(doc.metadata, doc.page_content) for doc in documents]
+        docs = [self.titled(doc.metadata, doc.page_content) for doc in documents]
         out = []
-        for sifted in self._sifter.sift(query, pairs):
+        for sifted in self._sifter.sift(query, docs):
             doc = documents[sifted.index]
             metadata = {**doc.metadata, METADATA_KEY: sifted.metadata}
             if sifted.metadata["score"] is not None:

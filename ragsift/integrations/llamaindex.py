@@ -47,14 +47,14 @@ class RagsiftNodePostprocessor(SiftingAdapter, BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         if query_bundle is None:
             raise ValueError(f"{type(self).__name__} needs the query: pass query_str or query_bundle to postprocess_nodes().")
-        pairs = []
+        docs = []
         for i, scored in enumerate(nodes):
             if not isinstance(scored.node, TextNode):
                 raise TypeError(f"{type(self).__name__}: node {i} ({scored.node.node_id}) is a {type(scored.node).__name__}, "
                                 "not a TextNode; only text can be compressed.")
-            pairs.append(self.titled(scored.node.metadata, scored.node.get_content(metadata_mode=MetadataMode.NONE)))
+            docs.append(self.titled(scored.node.metadata, scored.node.get_content(metadata_mode=MetadataMode.NONE)))
         out = []
-        for sifted in self._sifter.sift(query_bundle.query_str, pairs):
+        for sifted in self._sifter.sift(query_bundle.query_str, docs):
             original = nodes[sifted.index]
             node = original.node
             assert isinstance(node, TextNode)

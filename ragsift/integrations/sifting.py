@@ -30,13 +30,15 @@ from ragsift.api import load_compressor
 from ragsift.compressors.base import Compressor
 from ragsift.errors import MissingDependencyError, UsageError
 from ragsift.registry import build_plugin
-from ragsift.types import Document, Example
+from ragsift.types import DocumentValue, make_example
 
-__all__ = ["METADATA_KEY", "CompressorSpec", "SiftedDocument", "DocumentSifter", "SiftingAdapter", "build_compressor",
+__all__ = ["METADATA_KEY", "SPANS_KEY", "CompressorSpec", "SiftedDocument", "DocumentSifter", "SiftingAdapter", "build_compressor",
            "split_record", "missing_framework"]
 
 #: the metadata key under which adapters put ragsift's per-document record
 METADATA_KEY = "ragsift"
+#: the metadata key of a document's sentence boundaries ([start, end) character offsets into its text)
+SPANS_KEY = "sentence_spans"
 
 #: how an adapter is told which compressor to use: a config name or path (``"bm25"``,
 #: ``"configs/embedding.toml"``), a compressor spec table (``{"name": "bm25", "selector": {"k": 3}}``)
@@ -135,23 +137,19 @@ class DocumentSifter:
             self.compressor.warm_up()
             self._warm = True
 
-    def sift(self, query: str, documents: Sequence[tuple[str, str]]) -> list[SiftedDocument]:
-        """Compress ``documents`` (``(title, text)`` pairs) for ``query``: the documents that keep
-        at least one sentence, in input order."""
+    def sift(self, query: str, documents: Sequence[DocumentValue]) -> list[SiftedDocument]:
+        """Compress ``documents`` (``(title, text)`` pairs or mappings with ``text``, ``title``,
+        ``sentence_spans``: see :func:`~ragsift.types.make_example`) for ``query``: the documents
+        that keep at least one sentence, in input order."""
         if not isinstance(query, str):
             raise UsageError(f"{self.owner}: the query must be a string; got {type(query).__name__} {query!r:.60}.")
         if not documents:
             return []
-        for i, (title, text) in enumerate(documents):
-            if not isinstance(text, str) or not isinstance(title, str):
-                raise UsageError(f"{self.owner}: document {i} has no text string (text {type(text).__name__}, "
-                                 f"title {type(title).__name__}).")
-        example = Example(id="query", question=query, answers=(),
-                          documents=tuple(Document(title=title, text=text, id=str(i)) for i, (title, text) in enumerate(documents)))
+        example = make_example(query, documents, id="query", owner=self.owner)
         with self._lock:
             self._warm_up_locked()
             record = self.compressor.compress(example).to_record()
-        return split_record(record, [text for _, text in documents], self.name, self.sentence_separator)
+        return split_record(record, [doc.text for doc in example.documents], self.name, self.sentence_separator)
 
 
 class SiftingAdapter:
@@ -183,11 +181,16 @@ class SiftingAdapter:
         """Load the compressor's models now rather than on the first query (once)."""
         self._sifter.warm_up()
 
-    def titled(self, metadata: Mapping[str, Any], text: Any) -> tuple[str, Any]:
-        """``(title, text)`` of one document: its title from ``metadata[title_key]`` ("" when
-        missing or not a string)."""
+    def titled(self, metadata: Mapping[str, Any], text: Any) -> dict[str, Any]:
+        """One document for :meth:`DocumentSifter.sift`: its text, its title from
+        ``metadata[title_key]`` ("" when missing or not a string) and the sentence boundaries in
+        ``metadata["sentence_spans"]`` when the retriever gave them (the ``presplit`` splitter
+        uses them)."""
         title = metadata.get(self.title_key, "")
-        return (title if isinstance(title, str) else "", text)
+        doc = {"title": title if isinstance(title, str) else "", "text": text}
+        if metadata.get(SPANS_KEY) is not None:
+            doc["sentence_spans"] = metadata[SPANS_KEY]
+        return doc
 
 
 def split_record(record: Mapping[str, Any], texts: Sequence[str], name: str, separator: str = " ") -> list[SiftedDocument]:

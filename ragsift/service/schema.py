@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, FiniteFloat, model_validator
 
-from ragsift.types import Document, Example
+from ragsift.types import Example, make_example
 
 __all__ = ["ServiceLimits", "DocumentIn", "ExampleIn", "CompressRequest", "SentenceOut", "ResultOut", "BatchOut", "CompressResponse",
            "ErrorOut", "ProblemOut", "HealthOut", "PluginOut", "PluginField"]
@@ -88,13 +88,8 @@ class ExampleIn(_In):
                                "the oracle does)")
 
     def to_example(self, position: int) -> Example:
-        docs = []
-        for i, doc in enumerate(self.documents):
-            spans = None if doc.sentence_spans is None else tuple((int(s), int(e)) for s, e in doc.sentence_spans)
-            docs.append(Document(title=doc.title, text=doc.text, id=doc.id if doc.id is not None else str(i),
-                                 score=doc.score, sentence_spans=spans))
-        return Example(id=self.id if self.id is not None else str(position), question=self.question,
-                       answers=tuple(self.answers), documents=tuple(docs))
+        return make_example(self.question, [doc.model_dump(exclude_none=True) for doc in self.documents], self.answers,
+                            id=self.id if self.id is not None else str(position), owner="POST /compress")
 
 
 class CompressRequest(_In):

@@ -76,3 +76,25 @@ def test_the_only_compressor_check_has_one_message_for_every_entry_point(tmp_pat
     from ragsift.cli import main
 
     assert main(["compress", "-c", str(config), "-o", str(tmp_path / "out.jsonl")]) != 0
+
+
+def test_make_example_takes_sentence_spans_and_the_service_builds_the_same_example():
+    from ragsift.service.schema import ExampleIn
+
+    text = "Marie Curie, physicist. Born in Warsaw"  # one span the sentencizer would not find
+    docs = [{"title": "Curie", "text": text, "sentence_spans": [[0, 23], [24, len(text)]], "score": 2}]
+    example = ragsift.make_example("Where was she born?", docs, answers="Warsaw", id="q")
+    assert example.documents[0].sentence_spans == ((0, 23), (24, len(text))) and example.documents[0].score == 2.0
+    served = ExampleIn(question="Where was she born?", documents=docs, id="q", answers=["Warsaw"]).to_example(0)
+    assert served == example
+    result = ragsift.load_compressor("bm25", splitter="presplit", selector={"k": 1}).compress(example)
+    assert [s.text for s in result.sentences] == ["Marie Curie, physicist.", "Born in Warsaw"]
+
+
+@pytest.mark.parametrize(("spans", "problem"), [([[0, 99]], r"span \[0, 99\) is not inside the text \(5 characters\)"),
+                                                ([[0, 1, 2]], "pair of integers"), ([["0", "1"]], "pair of integers")])
+def test_make_example_refuses_a_sentence_span_outside_the_text(spans, problem):
+    from ragsift.errors import UsageError
+
+    with pytest.raises(UsageError, match=rf"make_example: document 0: .*{problem}"):
+        ragsift.make_example("q", [{"text": "hello", "sentence_spans": spans}])

@@ -199,3 +199,10 @@ def test_a_failed_call_ends_its_child_run_with_the_error():
         RagsiftDocumentCompressor("bm25").compress_documents([Document(page_content="A b.")], None,  # type: ignore[arg-type]
                                                              callbacks=[handler])
     assert [e[0] for e in handler.events] == ["chain_start", "chain_error"] and handler.events[1][1] == "UsageError"
+
+
+def test_a_documents_sentence_spans_in_its_metadata_split_it():
+    compressor = RagsiftDocumentCompressor(compressor={"name": "bm25", "splitter": "presplit", "selector": {"k": 1}})
+    doc = Document(page_content="Marie Curie physicist born in Warsaw", metadata={"sentence_spans": [[0, 21], [22, 36]]})
+    (out,) = compressor.compress_documents([doc], "Where was she born?")
+    assert out.metadata["ragsift"]["sentences_total"] == 2 and out.metadata["sentence_spans"] == [[0, 21], [22, 36]]

@@ -63,3 +63,10 @@ def test_sifters_sharing_a_compressor_share_its_lock_and_a_spec_rebuilds_it():
     assert rebuilt.compressor is not compressor and rebuilt.spec() == a.spec()
     docs = [("Marie Curie", "Marie Curie was a physicist. She was born in Warsaw."), ("Paris", "Paris is in France. It is big.")]
     assert rebuilt.sift("Where was she born?", docs) == a.sift("Where was she born?", docs)
+
+
+def test_a_sifter_takes_the_sentence_spans_a_retriever_gives():
+    sifter = DocumentSifter({"name": "bm25", "splitter": "presplit", "selector": {"k": 1}})
+    text = "Marie Curie physicist born in Warsaw"  # no sentence ends: the spans alone split it
+    sifted = sifter.sift("Where was she born?", [{"title": "Curie", "text": text, "sentence_spans": [[0, 21], [22, 36]]}])
+    assert sifted[0].text in ("Marie Curie physicist", "born in Warsaw") and sifted[0].metadata["sentences_total"] == 2
