@@ -11,18 +11,21 @@ forward pass, so every layout applies unchanged); ``v = w_pos - w_neg`` of the o
 ``b = 0`` is the two-way probability itself. :meth:`YesNoEngine.hidden_states` returns ``h``
 (what the readout trainer fits on).
 
-The only model call is :meth:`YesNoEngine._next_token_logits`.
+The only model call is :class:`~ragsift.lm.causal_call.CausalLMCall` (shared with the token
+log-probability engine); what a call computes per prompt (the two-way probability, a readout, the
+hidden states) is a :class:`_Head` passed down the call, so one engine serves concurrent calls.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from ragsift.errors import ConfigError
+from ragsift.lm.causal_call import CausalLMCall
 from ragsift.lm.layouts import (
     Segment,
     chunks,
@@ -49,6 +52,16 @@ def two_way_probability(positive_logits: Any, negative_logits: Any) -> Any:
     return torch.sigmoid(positive_logits.float() - negative_logits.float())
 
 
+@dataclass(frozen=True)
+class _Head:
+    """What one call computes per prompt from its kept rows: ``apply`` of the logits, or of the
+    final hidden states when ``hidden``; each result has shape ``width``."""
+
+    apply: Callable[[Any], Any]
+    hidden: bool = False
+    width: tuple[int, ...] = ()
+
+
 class YesNoEngine:
     """Two-way next-token probabilities of a causal LM already in memory."""
 
@@ -61,19 +74,11 @@ class YesNoEngine:
         # the id never changes a probability
         pad = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else 0)
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model
-        forward_params = inspect.signature(base.forward).parameters
-        self._cache_kwarg = "cache" if "cache" in forward_params else "past_key_values"
-        self._can_keep_logits = "logits_to_keep" in forward_params
+        self._call = CausalLMCall(model)
         embeddings = model.get_input_embeddings().weight
         self.device, self.activation_dtype = embeddings.device, embeddings.dtype
         #: counters of the last call: forward passes, tokens run (padding included), layout used
         self.stats: dict[str, Any] = {}
-        #: what a call computes per prompt from the kept rows (logits, or hidden states when
-        #: ``_hidden``): set by :meth:`_run`
-        self._hidden = False
-        self._head: Any = self._two_way
-        self._width: tuple[int, ...] = ()
 
     # -- choosing a layout ------------------------------------------------------------------
     def unsupported(self, layout: str, prompts: Sequence[EncodedPrompt]) -> str | None:
@@ -128,76 +133,68 @@ class YesNoEngine:
         import torch
 
         if readout is None:
-            return self._run(prompts, layout, hint, False, self._two_way, ())
+            return self._run(prompts, layout, hint, _Head(self._two_way))
         vector = torch.as_tensor(readout[0], dtype=torch.float32).to(self.device).reshape(-1)
         hidden_size = self.model.get_output_embeddings().weight.shape[1]
         if vector.numel() != hidden_size:
             raise ConfigError(f"{self.owner}: the readout vector has {vector.numel()} values; the model's hidden size is {hidden_size}.")
         bias = float(readout[1])
-        return self._run(prompts, layout, hint, True, lambda h: torch.sigmoid(h.float() @ vector + bias).cpu(), ())
+        return self._run(prompts, layout, hint, _Head(lambda h: torch.sigmoid(h.float() @ vector + bias).cpu(), hidden=True))
 
     def hidden_states(self, prompts: Sequence[EncodedPrompt], layout: str = "auto", hint: str = "") -> np.ndarray:
         """The final hidden state at each prompt's last position (``[len(prompts), hidden]``, fp32
         values in float64): what the output layer turns into the next-token logits."""
         hidden_size = self.model.get_output_embeddings().weight.shape[1]
-        return self._run(prompts, layout, hint, True, lambda h: h.float().cpu(), (hidden_size,))
+        return self._run(prompts, layout, hint, _Head(lambda h: h.float().cpu(), hidden=True, width=(hidden_size,)))
 
-    def _run(self, prompts: Sequence[EncodedPrompt], layout: str, hint: str, hidden: bool, head: Any,
-             width: tuple[int, ...]) -> np.ndarray:
+    def _run(self, prompts: Sequence[EncodedPrompt], layout: str, hint: str, head: _Head) -> np.ndarray:
         import torch
 
         self.stats = {"forward_passes": 0, "tokens": 0}
         if not prompts:
-            return np.zeros((0, *width))
+            return np.zeros((0, *head.width))
         chosen = self.choose_layout(prompts, layout, hint)
         self.stats["layout"] = chosen
         run = {"padded": self._padded, "trunk": self._trunk, "packed": self._packed}[chosen]
-        self._hidden, self._head, self._width = hidden, head, width
-        try:
-            with torch.inference_mode():
-                return run(prompts).double().cpu().numpy()
-        finally:
-            self._hidden, self._head, self._width = False, self._two_way, ()
+        with torch.inference_mode():
+            return run(prompts, head).double().cpu().numpy()
 
     def _two_way(self, logits: Any) -> Any:
         return two_way_probability(logits[:, self.positive_id], logits[:, self.negative_id]).cpu()
 
-    def _probability(self, rows: Any) -> Any:
-        """The call's result for kept rows (logits, or hidden states when the call reads them)."""
-        return self._head(rows)
-
-    def _output(self, n: int) -> Any:
+    @staticmethod
+    def _output(n: int, head: _Head) -> Any:
         import torch
 
-        return torch.empty(n, *self._width, dtype=torch.float32)
+        return torch.empty(n, *head.width, dtype=torch.float32)
 
-    def _padded(self, prompts: Sequence[EncodedPrompt]) -> Any:
-        out = self._output(len(prompts))
+    def _padded(self, prompts: Sequence[EncodedPrompt], head: _Head) -> Any:
+        out = self._output(len(prompts), head)
         for rows in chunks(len(prompts), self.batch_size):
             ids, mask, positions = padded_batch([prompts[i].ids for i in rows], self.pad_id, self.device)
-            logits = self._next_token_logits(ids, attention_mask=mask, position_ids=positions, keep=1)[:, -1]
-            out[rows.start : rows.stop] = self._probability(logits)
+            logits = self._call(ids, attention_mask=mask, position_ids=positions, keep=1, hidden=head.hidden)[:, -1]
+            out[rows.start : rows.stop] = head.apply(logits)
             self._count(ids.numel())
         return out
 
-    def _trunk(self, prompts: Sequence[EncodedPrompt]) -> Any:
+    def _trunk(self, prompts: Sequence[EncodedPrompt], head: _Head) -> Any:
         ids = [p.ids for p in prompts]
-        out = self._output(len(prompts))
+        out = self._output(len(prompts), head)
         trunk, rest = trunk_plan(ids)
         cache = self._new_cache()
-        out[trunk] = self._probability(self._extend(cache, ids[trunk], 0))[0]
+        out[trunk] = head.apply(self._extend(cache, ids[trunk], 0, head))[0]
         for i, start in rest:
             self._crop(cache, start)
-            out[i] = self._probability(self._extend(cache, ids[i][start:], start))[0]
+            out[i] = head.apply(self._extend(cache, ids[i][start:], start, head))[0]
         return out
 
-    def _packed(self, prompts: Sequence[EncodedPrompt]) -> Any:
-        out = self._output(len(prompts))
+    def _packed(self, prompts: Sequence[EncodedPrompt], head: _Head) -> Any:
+        out = self._output(len(prompts), head)
         groups = shared_prefix_groups(prompts)
         # the start every prompt shares: once per call, into the cache
         n_root = common_prefix_length([g.prefix for g in groups])
         cache = self._new_cache()
-        self._extend(cache, groups[0].prefix[:n_root], 0)
+        self._extend(cache, groups[0].prefix[:n_root], 0, head)
         for group in groups:
             # the rest of the group's prefix runs in the first pass, packed in front of up to
             # batch_size of its suffixes; later passes find it in the cache
@@ -206,10 +203,10 @@ class YesNoEngine:
             for part in chunks(len(group.suffixes), self.batch_size):
                 suffixes = [Segment(group.suffixes[j], ((0, n_prefix),), n_prefix) for j in part]
                 packed = packed_segments(cache.get_seq_length(), context + suffixes, self.activation_dtype, self.device)
-                logits = self._next_token_logits(packed.input_ids, attention_mask=packed.attention_mask,
-                                                 position_ids=packed.position_ids, keep=packed.last[len(context):],
-                                                 cache=cache)[0]
-                out[[group.members[j] for j in part]] = self._probability(logits)
+                logits = self._call(packed.input_ids, attention_mask=packed.attention_mask,
+                                    position_ids=packed.position_ids, keep=packed.last[len(context):], cache=cache,
+                                    hidden=head.hidden)[0]
+                out[[group.members[j] for j in part]] = head.apply(logits)
                 self._count(packed.input_ids.shape[1])
                 self._crop(cache, n_prefix)
                 context = []
@@ -217,16 +214,17 @@ class YesNoEngine:
         return out
 
     # -- cache and counters -----------------------------------------------------------------
-    def _extend(self, cache: Any, ids: Sequence[int], start: int) -> Any:
+    def _extend(self, cache: Any, ids: Sequence[int], start: int, head: _Head) -> Any:
         """Run ``ids`` (positions ``start``...) causally on top of ``cache``, growing it; the
-        next-token logits ``[1, vocab]`` after the last id (None for no ids)."""
+        next-token logits ``[1, vocab]`` after the last id (the hidden state when ``head`` reads
+        them; None for no ids)."""
         import torch
 
         if not ids:
             return None
         input_ids = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
         positions = torch.arange(start, start + len(ids), device=self.device).unsqueeze(0)
-        logits = self._next_token_logits(input_ids, attention_mask=None, position_ids=positions, keep=1, cache=cache)
+        logits = self._call(input_ids, attention_mask=None, position_ids=positions, keep=1, cache=cache, hidden=head.hidden)
         self._count(len(ids))
         return logits[:, -1]
 
@@ -248,28 +246,3 @@ class YesNoEngine:
     def _count(self, tokens: int) -> None:
         self.stats["forward_passes"] += 1
         self.stats["tokens"] += int(tokens)
-
-    # -- the model ----------------------------------------------------------------------------
-    def _next_token_logits(self, input_ids: Any, *, attention_mask: Any, position_ids: Any, keep: Any,
-                           cache: Any = None) -> Any:
-        """The one model call: logits ``[batch, len(keep), vocab]`` at sequence positions ``keep``
-        (an int n = the last n positions, or a 1-D tensor of positions); ``cache`` grows in place.
-        When the call reads hidden states, the output layer's input ``[batch, len(keep), hidden]``
-        of the same forward pass instead."""
-        kwargs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask,
-                                  "position_ids": position_ids, "use_cache": cache is not None}
-        if cache is not None:
-            kwargs[self._cache_kwarg] = cache
-        captured: list[Any] = []
-        hook = None
-        if self._hidden:
-            hook = self.model.get_output_embeddings().register_forward_hook(lambda _m, args, _out: captured.append(args[0]))
-        try:
-            output = self.model(**kwargs, logits_to_keep=keep) if self._can_keep_logits else self.model(**kwargs)
-            rows = captured[-1] if self._hidden else output.logits
-            if self._can_keep_logits:
-                return rows
-            return rows[:, -keep:] if isinstance(keep, int) else rows[:, keep]
-        finally:
-            if hook is not None:
-                hook.remove()

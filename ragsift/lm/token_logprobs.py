@@ -12,18 +12,18 @@ conditioned on comes first and differs for every unit, while what they share (Lo
 question) comes last, where a causal model cannot share it.
 
 Values are ``log_softmax`` of the fp32 logits, returned as float64 arrays. The only model call is
-:meth:`TokenLogProbEngine._logits`.
+:class:`~ragsift.lm.causal_call.CausalLMCall`, shared with the Yes/No engine.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 
 from ragsift.errors import ConfigError
+from ragsift.lm.causal_call import CausalLMCall
 from ragsift.lm.layouts import Segment, chunks, packed_segments, padded_batch
 
 __all__ = ["TokenLogProbEngine", "LogProbLayout", "start_token_id"]
@@ -56,8 +56,7 @@ class TokenLogProbEngine:
         self.model, self.batch_size, self.row_tokens, self.pad_id, self.owner = model, batch_size, row_tokens, pad_id, owner
         embeddings = model.get_input_embeddings().weight
         self.device, self.activation_dtype = embeddings.device, embeddings.dtype
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model
-        self._can_keep_logits = "logits_to_keep" in inspect.signature(base.forward).parameters
+        self._call = CausalLMCall(model)
         #: counters of the last call: forward passes and tokens run (padding included)
         self.stats: dict[str, Any] = {}
 
@@ -89,7 +88,7 @@ class TokenLogProbEngine:
             width = ids.shape[1]
             # rows end in the last column: the final ``last`` predictions sit in the same columns
             keep = width - 1 if last is None else last
-            logits = self._logits(ids, mask, positions, keep + 1)[:, :-1]
+            logits = self._call(ids, attention_mask=mask, position_ids=positions, keep=keep + 1)[:, :-1]
             for row, i in enumerate(rows):
                 n = min(len(sequences[i]) - 1, keep)
                 out[i] = self._gather(logits[row, keep - n :], ids[row, width - n :])
@@ -111,7 +110,8 @@ class TokenLogProbEngine:
                 sizes.append(end - 1 - first)
                 start = end
             where = torch.cat(predict).to(self.device)
-            logits = self._logits(packed.input_ids, packed.attention_mask, packed.position_ids, where)[0]
+            logits = self._call(packed.input_ids, attention_mask=packed.attention_mask, position_ids=packed.position_ids,
+                                keep=where)[0]
             values = self._gather(logits, ids[where + 1])
             offset = 0
             for i, size in zip(members, sizes, strict=True):
@@ -144,14 +144,3 @@ class TokenLogProbEngine:
     def _count(self, tokens: int) -> None:
         self.stats["forward_passes"] += 1
         self.stats["tokens"] += int(tokens)
-
-    # -- the model ----------------------------------------------------------------------------
-    def _logits(self, input_ids: Any, attention_mask: Any, position_ids: Any, keep: Any) -> Any:
-        """The one model call: next-token logits ``[batch, len(keep), vocab]`` at row positions
-        ``keep`` (an int n = the last n positions, or a 1-D tensor of positions)."""
-        kwargs = {"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids,
-                  "use_cache": False}
-        if self._can_keep_logits:
-            return self.model(**kwargs, logits_to_keep=keep).logits
-        logits = self.model(**kwargs).logits
-        return logits[:, -keep:] if isinstance(keep, int) else logits[:, keep]

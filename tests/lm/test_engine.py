@@ -132,3 +132,28 @@ def test_the_packed_pass_takes_no_slow_path(tok, model):
         for handle in handles:
             handle.remove()
     assert len(head._forward_hooks) == 0
+
+
+def test_a_call_made_during_another_call_leaves_each_its_own_mode(tok, model):
+    """The mode (two-way probability, readout, hidden states) is an argument of the call, not a
+    field of the engine: a probabilities() call that starts while hidden_states() runs (another
+    thread sharing the engine, here a hook inside the first forward pass) changes neither."""
+    prompts = _grouped(tok)
+    engine = YesNoEngine(model, tok, batch_size=2)
+    hidden, probabilities = engine.hidden_states(prompts, "padded"), engine.probabilities(prompts[:2], "padded")
+    inner: list[np.ndarray] = []
+    started: list[bool] = []
+
+    def nested(_module, _args):
+        if not started:
+            started.append(True)
+            inner.append(engine.probabilities(prompts[:2], "padded"))
+
+    handle = model.register_forward_pre_hook(nested)
+    try:
+        got = engine.hidden_states(prompts, "padded")
+    finally:
+        handle.remove()
+    assert got.shape == hidden.shape
+    np.testing.assert_allclose(got, hidden, atol=1e-6)
+    np.testing.assert_allclose(inner[0], probabilities, atol=1e-6)
