@@ -73,7 +73,7 @@ class CausalJudge(CausalLMPlugin, Judge):
                                      batch_size=p.batch_size, owner="CausalJudge")
         self.label_ids = (self._engine.positive_id, self._engine.negative_id)
         if self.params.readout is not None:
-            from ragsift.scorers.causal_yes_no import load_readout
+            from ragsift.lm.readout import load_readout
 
             self._readout = load_readout(self.params.readout, "CausalJudge")
         super().attach(model, tokenizer)

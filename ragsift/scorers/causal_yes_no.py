@@ -38,44 +38,15 @@ from ragsift.lm import (
 )
 from ragsift.lm.backend import YesNoBackendParams, load_llama_cpp_model, yes_no_engine
 from ragsift.lm.llamacpp_engine import LlamaCppYesNoEngine
+from ragsift.lm.readout import load_readout
 from ragsift.plugin import CausalLMPlugin, OptionalName
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
-__all__ = ["CausalYesNoScorer", "CausalYesNoParams", "EXIT_MODEL", "EXIT_ADAPTER", "load_readout", "save_readout"]
+__all__ = ["CausalYesNoScorer", "CausalYesNoParams", "EXIT_MODEL", "EXIT_ADAPTER"]
 
 EXIT_MODEL = "google/gemma-2b-it"
 EXIT_ADAPTER = "doubleyyh/exit-gemma-2b"
-
-def save_readout(path: Path, weight: Any, bias: float) -> None:
-    """Write a readout file (safetensors, fp32): ``weight`` [hidden] and ``bias`` [1]."""
-    import torch
-    from safetensors.torch import save_file
-
-    save_file({"weight": torch.as_tensor(weight, dtype=torch.float32).reshape(-1).contiguous(),
-               "bias": torch.tensor([float(bias)], dtype=torch.float32)}, str(path))
-
-
-def load_readout(path: str, owner: str = "CausalYesNoScorer") -> tuple[Any, float]:
-    """(weight, bias) of a readout file (a ``.safetensors`` file, a folder or a Hub repository holding
-    ``readout.safetensors``); a clear error for a missing or malformed one."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    from ragsift.models import fetch_model_file
-
-    file = fetch_model_file(path, "readout.safetensors", owner)  # a file, a folder holding it, or a Hub id
-    if not file.is_file():
-        raise ConfigError(f"{owner}: readout file {path} not found.")
-    try:
-        tensors = load_file(str(file))
-    except (SafetensorError, OSError) as exc:
-        raise ConfigError(f"{owner}: {file}: not a safetensors readout file ({exc}).") from None
-    if set(tensors) != {"weight", "bias"} or tensors["weight"].dim() != 1 or tensors["bias"].numel() != 1:
-        raise ConfigError(f"{owner}: {file}: a readout file holds 'weight' (a vector) and 'bias' (one value); "
-                          f"found {sorted(tensors)}.")
-    return tensors["weight"].float(), float(tensors["bias"])
-
 
 def _check_adapter_path(spec: str) -> None:
     """A missing adapter whose first part is a local folder (``models/...``) is a missing path, not

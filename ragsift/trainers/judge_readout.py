@@ -30,9 +30,9 @@ from ragsift.errors import ConfigError
 from ragsift.evidence import evidence_mask
 from ragsift.judges.causal import CausalJudge
 from ragsift.lm import YesNoEngine
+from ragsift.lm.readout import save_readout
 from ragsift.plugin import Params, PluginSpec
 from ragsift.registry import build_plugin
-from ragsift.scorers.causal_yes_no import save_readout
 from ragsift.selectors.base import rank_by_score
 from ragsift.selectors.reflection import candidate_sizes
 from ragsift.trainers.base import DevPredictions, TrainingJob, TrainingResult

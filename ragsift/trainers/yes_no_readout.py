@@ -21,10 +21,11 @@ from pydantic import Field
 
 from ragsift.errors import ConfigError
 from ragsift.lm import EXIT_TEMPLATE, YesNoEngine, YesNoPromptEncoder, resolve_max_length
+from ragsift.lm.readout import save_readout
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.plugin import Params
 from ragsift.registry import build_plugin
-from ragsift.scorers.causal_yes_no import CausalYesNoScorer, save_readout
+from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.trainers.base import (
     DevPredictions,
     Trainer,

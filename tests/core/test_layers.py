@@ -154,3 +154,13 @@ def test_the_three_recorders_use_the_provenance_module_and_training_imports_no_l
     for recorder in ("ragsift.evaluation.manifest", "ragsift.labelers.output", "ragsift.training.command"):
         assert "ragsift.provenance" in edges[recorder], recorder
     assert not [t for t in edges["ragsift.training.command"] if t.startswith("ragsift.labelers")]
+
+
+def test_no_stage_imports_another_stage_family():
+    """The stages talk to one another through the registry: a judge imports no scorer (the
+    readout file format they share lives in ``ragsift.lm.readout``)."""
+    stages = ("ragsift.splitters", "ragsift.scorers", "ragsift.assemblers", "ragsift.judges", "ragsift.readers")
+    family = {m: next((s for s in stages if m == s or m.startswith(s + ".")), None) for m in _modules()}
+    crossing = sorted(f"{m} imports {t}" for m, targets in _imports().items() if family[m]
+                      for t in targets if family.get(t) not in (None, family[m]))
+    assert not crossing, "stages importing another stage:\n" + "\n".join(crossing)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ragsift.cli import main
+from ragsift.lm.readout import save_readout
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.scorers.causal_yes_no import save_readout
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "configs" / "exit-trained.toml"

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import tiny_causal_lm as tiny
 
+from ragsift.lm.readout import save_readout
 from ragsift.lm.shared_hidden import SHARED_HIDDEN_STATES, SharedHiddenStates
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
-from ragsift.scorers.causal_yes_no import CausalYesNoScorer, save_readout
+from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 
 
 @pytest.fixture(scope="module")

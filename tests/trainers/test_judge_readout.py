@@ -14,9 +14,9 @@ from interrupted_training import Interrupted, InterruptedJob
 
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
+from ragsift.lm.readout import load_readout
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
 from ragsift.registry import get_registry
-from ragsift.scorers.causal_yes_no import load_readout
 from ragsift.trainers.base import TrainingJob
 from ragsift.trainers.judge_readout import evidence_sets
 

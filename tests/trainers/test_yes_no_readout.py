@@ -15,9 +15,10 @@ from interrupted_training import Interrupted, InterruptedJob
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
 from ragsift.lm import LAYOUTS
+from ragsift.lm.readout import load_readout, save_readout
 from ragsift.models import OFFLINE_SMOLLM2, load_tokenizer
 from ragsift.registry import get_registry
-from ragsift.scorers.causal_yes_no import CausalYesNoScorer, load_readout, save_readout
+from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.trainers.base import TrainingJob
 from ragsift.trainers.yes_no_readout import fit_readout

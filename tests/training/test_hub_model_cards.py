@@ -142,7 +142,7 @@ def _online_hub(monkeypatch: pytest.MonkeyPatch, calls: list[tuple], files: dict
 
 def test_a_fusion_model_and_a_readout_load_from_a_hub_id_through_huggingface_hub(monkeypatch: pytest.MonkeyPatch):
     from ragsift.registry import get_registry
-    from ragsift.scorers.causal_yes_no import load_readout
+    from ragsift.lm.readout import load_readout
 
     calls: list[tuple] = []
     _online_hub(monkeypatch, calls, {"fusion.json": REPO / "models" / "fusion-trained" / "fusion.json",

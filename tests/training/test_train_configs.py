@@ -42,7 +42,7 @@ def test_the_judge_trained_by_ecorag_judge_is_the_judge_of_ecorag_trained():
     """configs/train/ecorag-judge.toml trains the readout of configs/ecorag-trained.toml's judge and
     ranks with its scorer: the copies must not drift apart; the config loads the shipped readout."""
     from ragsift.config import load_config
-    from ragsift.scorers.causal_yes_no import load_readout
+    from ragsift.lm.readout import load_readout
 
     config = load_train_config("ecorag-judge")
     compressor = load_config("ecorag-trained").compressor_specs()["ecorag"]
