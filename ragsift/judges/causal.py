@@ -25,8 +25,9 @@ from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import EncodedPrompt, YesNoEngine, chat_prompt, encode_prompts
 from ragsift.lm.backend import YesNoBackendParams, load_llama_cpp_model, yes_no_engine
 from ragsift.lm.llamacpp_engine import LlamaCppYesNoEngine
+from ragsift.model_plugins import CausalLMPlugin
 from ragsift.models import OFFLINE_SMOLLM2
-from ragsift.plugin import CausalLMPlugin, OptionalName
+from ragsift.plugin import OptionalName
 
 __all__ = ["CausalJudge", "CausalJudgeParams", "DEFAULT_CAUSAL_TEMPLATE"]
 

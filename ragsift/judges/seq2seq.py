@@ -18,7 +18,7 @@ from ragsift.errors import ConfigError
 from ragsift.judges.base import Judge, JudgeParams
 from ragsift.lm import encode_prompts, single_token_id, two_way_probability
 from ragsift.lm.layouts import chunks, padded_batch
-from ragsift.plugin import ModelParams, ModelPlugin
+from ragsift.model_plugins import ModelParams, ModelPlugin
 
 __all__ = ["Seq2SeqJudge", "Seq2SeqJudgeParams", "PAPER_EVALUATOR_MODEL", "DEFAULT_SEQ2SEQ_TEMPLATE"]
 

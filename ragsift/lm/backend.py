@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ragsift.errors import ConfigError
-from ragsift.plugin import CausalLMParams
+from ragsift.model_plugins import CausalLMParams
 
 __all__ = ["Backend", "YesNoBackendParams", "load_llama_cpp_model", "yes_no_engine"]
 

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
+from ragsift.model_plugins import ModelParams, ModelPlugin
 from ragsift.models import OFFLINE_SMOLLM2, describe_model
-from ragsift.plugin import ModelParams, ModelPlugin
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderParams, cut_at_stop
 
 __all__ = ["TransformersReader", "TransformersReaderParams"]

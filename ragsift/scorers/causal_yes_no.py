@@ -39,7 +39,8 @@ from ragsift.lm import (
 from ragsift.lm.backend import YesNoBackendParams, load_llama_cpp_model, yes_no_engine
 from ragsift.lm.llamacpp_engine import LlamaCppYesNoEngine
 from ragsift.lm.readout import load_readout
-from ragsift.plugin import CausalLMPlugin, OptionalName
+from ragsift.model_plugins import CausalLMPlugin
+from ragsift.plugin import OptionalName
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 

@@ -19,7 +19,8 @@ import numpy as np
 from pydantic import Field
 
 from ragsift.lm.sentence_prompt import document_context
-from ragsift.plugin import ModelPlugin, Params
+from ragsift.model_plugins import ModelPlugin
+from ragsift.plugin import Params
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 

@@ -39,8 +39,8 @@ import numpy as np
 from pydantic import Field
 
 from ragsift.errors import ConfigError
+from ragsift.model_plugins import ModelParams
 from ragsift.models import OFFLINE_MINILM
-from ragsift.plugin import ModelParams
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ragsift.lm.prompts import resolve_max_length
 from ragsift.lm.token_logprobs import TokenLogProbEngine, start_token_id
-from ragsift.plugin import CausalLMParams, CausalLMPlugin
+from ragsift.model_plugins import CausalLMParams, CausalLMPlugin
 from ragsift.scorers.base import Scorer
 
 __all__ = ["LogProbParams", "LogProbScorer"]

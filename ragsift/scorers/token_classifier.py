@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
-from ragsift.plugin import ModelParams, ModelPlugin
+from ragsift.model_plugins import ModelParams, ModelPlugin
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 

@@ -16,8 +16,8 @@ LAYERS: list[set[str]] = [
     {"ragsift.errors", "ragsift.types", "ragsift.hookspecs", "ragsift.version", "ragsift.output_files",
      "ragsift.model_check", "ragsift.config_files", "ragsift.cli_types", "ragsift.suggestions", "ragsift.openmp",
      "ragsift.provenance"},
-    {"ragsift.plugin", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache", "ragsift.evidence", "ragsift.lm",
-     "ragsift.remote"},
+    {"ragsift.plugin", "ragsift.model_plugins", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache",
+     "ragsift.evidence", "ragsift.lm", "ragsift.remote"},
     {"ragsift.registry"},
     # the stages, which talk to one another only through the registry
     {"ragsift.splitters", "ragsift.scorers", "ragsift.assemblers", "ragsift.judges", "ragsift.readers",
@@ -164,3 +164,11 @@ def test_no_stage_imports_another_stage_family():
     crossing = sorted(f"{m} imports {t}" for m, targets in _imports().items() if family[m]
                       for t in targets if family.get(t) not in (None, family[m]))
     assert not crossing, "stages importing another stage:\n" + "\n".join(crossing)
+
+
+def test_the_plugin_contract_carries_no_model_mixins():
+    import ragsift.model_plugins
+    import ragsift.plugin
+
+    mixins = {"ModelParams", "CausalLMParams", "ModelPlugin", "CausalLMPlugin"}
+    assert mixins <= set(ragsift.model_plugins.__all__) and not mixins & set(dir(ragsift.plugin))
