@@ -7,19 +7,16 @@ stages; a config may override any stage's params, or swap a stage for another pl
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ragsift.assemblers.base import Assembler
 from ragsift.compressors.base import Compressor, check_example
-from ragsift.disk_cache import JsonStore
 from ragsift.errors import ConfigError, PluginContractError
 from ragsift.plugin import Params, PluginSpec, merge_spec
 from ragsift.registry import build_plugin
 from ragsift.scorers.base import Scorer
-from ragsift.scorers.caching import CachingScorer
 from ragsift.selectors.base import Selector
 from ragsift.splitters.base import Splitter
 from ragsift.types import CompressionResult, Example, Selection, Sentence
@@ -124,34 +121,20 @@ class PipelineCompressor(Compressor):
                                       f"of example '{example_id}'; indices must be distinct and in [0, {n}).")
         return out
 
-    def _splitter_spec(self) -> dict[str, Any]:
+    def splitter_spec(self) -> dict[str, Any]:
+        """The splitter's spec (``{"name": ..., **params}``): what decides the sentences a scorer sees."""
         return {"name": self.splitter.registered_name, **self.splitter.config()}
 
-    def caching_scorers(self) -> dict[str, CachingScorer]:
-        """Scoring stage -> its caching scorer, for the stages that score through a cache."""
-        return {stage: plugin for stage in self.scoring_stages
-                if isinstance(plugin := getattr(self, stage), CachingScorer)}
+    def scorers(self) -> dict[str, Scorer]:
+        """Scoring stage -> its plugin, for the :attr:`scoring_stages` the compressor has."""
+        return {stage: plugin for stage in self.scoring_stages if (plugin := getattr(self, stage)) is not None}
 
-    def cache_scores(self, store: JsonStore | CachingScorer | Mapping[str, CachingScorer]) -> CachingScorer:
-        """Score through a cache: a store (keyed as :mod:`ragsift.scorers.caching` says), or
-        another pipeline's caching scorer to share, or its :meth:`caching_scorers` (a sweep's grid
-        points share one scorer per scoring stage and one splitter, so each model loads and scores
-        once). Returns the caching scorer of the ``scorer`` stage."""
-        shared = {"scorer": store} if isinstance(store, CachingScorer) else store if isinstance(store, Mapping) else None
-        for stage in self.scoring_stages:
-            scorer = getattr(self, stage)
-            if scorer is None:
-                continue
-            if shared is not None:
-                other = shared.get(stage)
-                if other is None or other.splitter != self._splitter_spec():
-                    raise ValueError("a shared caching scorer must come from a pipeline with the same splitter "
-                                     f"and a caching scorer for its stage '{stage}'")
-                setattr(self, stage, other)
-            elif not isinstance(scorer, CachingScorer):
-                assert isinstance(store, JsonStore)
-                setattr(self, stage, CachingScorer(scorer, store, splitter=self._splitter_spec()))
-        return self.scorer  # type: ignore[return-value]
+    def replace_scorer(self, stage: str, scorer: Scorer) -> None:
+        """Score ``stage`` with ``scorer`` from now on: a wrapper of its plugin (the evaluation
+        wraps each scorer with its score cache, :func:`ragsift.evaluation.caches.cache_scores`)."""
+        if stage not in self.scorers():
+            raise ValueError(f"{type(self).__name__} has no scoring stage {stage!r}; it has {sorted(self.scorers())}")
+        setattr(self, stage, scorer)
 
     def _score(self, stage: str, example: Example, sentences: list[Sentence],
                timings: dict[str, float], info: dict[str, Any]) -> np.ndarray:
@@ -162,7 +145,8 @@ class PipelineCompressor(Compressor):
         t = time.perf_counter()
         scores = np.asarray(scorer.score(example, sentences), dtype=np.float64) if sentences else np.zeros(0)
         seconds = time.perf_counter() - t
-        call = scorer.last_call if isinstance(scorer, CachingScorer) and sentences else None
+        # a scorer that reports how it answered the call (the score cache, ragsift.scorers.caching)
+        call = getattr(scorer, "last_call", None) if sentences else None
         if call is not None:
             # the scorer's own time, measured now (a miss) or when the scores were computed (a hit),
             # without the cache's hashing and file access; the record says which

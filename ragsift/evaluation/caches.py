@@ -29,7 +29,7 @@ from ragsift.models import cache_dir
 from ragsift.readers.caching import CachingReader
 from ragsift.scorers.caching import CachingScorer
 
-__all__ = ["RunCaches", "cache_root", "attach_caches"]
+__all__ = ["RunCaches", "cache_root", "attach_caches", "cache_scores", "caching_scorers"]
 
 
 def cache_root(setting: bool | str, run_dir: Path) -> Path | None:
@@ -78,6 +78,30 @@ class RunCaches:
         }
 
 
+def caching_scorers(compressor: PipelineCompressor) -> dict[str, CachingScorer]:
+    """Scoring stage -> its caching scorer, for the stages of ``compressor`` that score through a cache."""
+    return {stage: plugin for stage, plugin in compressor.scorers().items() if isinstance(plugin, CachingScorer)}
+
+
+def cache_scores(compressor: PipelineCompressor, store: JsonStore | CachingScorer | Mapping[str, CachingScorer]) -> CachingScorer:
+    """Make ``compressor`` score through a cache: a store (keyed as :mod:`ragsift.scorers.caching`
+    says), or another pipeline's caching scorer to share, or its :func:`caching_scorers` (a
+    sweep's grid points share one scorer per scoring stage and one splitter, so each model loads
+    and scores once). Returns the caching scorer of the ``scorer`` stage."""
+    shared = {"scorer": store} if isinstance(store, CachingScorer) else store if isinstance(store, Mapping) else None
+    for stage, scorer in compressor.scorers().items():
+        if shared is not None:
+            other = shared.get(stage)
+            if other is None or other.splitter != compressor.splitter_spec():
+                raise ValueError("a shared caching scorer must come from a pipeline with the same splitter "
+                                 f"and a caching scorer for its stage '{stage}'")
+            compressor.replace_scorer(stage, other)
+        elif not isinstance(scorer, CachingScorer):
+            assert isinstance(store, JsonStore)
+            compressor.replace_scorer(stage, CachingScorer(scorer, store, splitter=compressor.splitter_spec()))
+    return compressor.scorer  # type: ignore[return-value]
+
+
 def attach_caches(compressors: Mapping[str, Any], reader: Any, setting: bool | str, run_dir: Path,
                   share: Mapping[str, str] | None = None) -> tuple[Any, RunCaches]:
     """Make every pipeline compressor score through the cache and the reader read through it;
@@ -92,8 +116,8 @@ def attach_caches(compressors: Mapping[str, Any], reader: Any, setting: bool | s
     for label, compressor in compressors.items():
         if not isinstance(compressor, PipelineCompressor):
             continue
-        compressor.cache_scores(caches.scorers.get(share.get(label, label), scores))
-        caches.scorers[label] = compressor.caching_scorers()
+        cache_scores(compressor, caches.scorers.get(share.get(label, label), scores))
+        caches.scorers[label] = caching_scorers(compressor)
     if reader is not None:
         caches.reader = CachingReader(reader, JsonStore(root / "answers"))
         reader = caches.reader

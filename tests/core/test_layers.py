@@ -172,3 +172,12 @@ def test_the_plugin_contract_carries_no_model_mixins():
 
     mixins = {"ModelParams", "CausalLMParams", "ModelPlugin", "CausalLMPlugin"}
     assert mixins <= set(ragsift.model_plugins.__all__) and not mixins & set(dir(ragsift.plugin))
+
+
+def test_the_composition_knows_no_cache():
+    """The pipeline composes stages; the evaluation wraps its scorers with the score cache
+    (``ragsift.evaluation.caches.cache_scores``)."""
+    caches = {"ragsift.disk_cache", "ragsift.scorers.caching"}
+    found = sorted(f"{m} imports {t}" for m, targets in _imports().items() if m.startswith("ragsift.compressors")
+                   for t in targets & caches)
+    assert not found, found

@@ -8,7 +8,7 @@ The cache is shared across runs and checkouts (``[evaluation] cache = "shared"``
 misses one of these inputs puts another input's scores into a table without any error.
 
 Everything here goes through a real pipeline (``build_plugin("compressor", ...)`` then
-``cache_scores``), so the splitter identity is the one the pipeline hands the cache."""
+``ragsift.evaluation.caches.cache_scores``), so the splitter identity is the one the pipeline hands the cache."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from ragsift.disk_cache import JsonStore
+from ragsift.evaluation.caches import cache_scores
 from ragsift.plugin import Params
 from ragsift.registry import build_plugin, get_registry, register, reset_registry
 from ragsift.scorers.base import Scorer
@@ -166,7 +167,7 @@ CHANGES: list[tuple[str, bool, Change]] = [
 
 def _call(inputs: Inputs, store: JsonStore) -> tuple[Any, CachingScorer, list[Sentence]]:
     compressor = build_plugin("compressor", inputs.compressor, "test")
-    scorer = compressor.cache_scores(store)
+    scorer = cache_scores(compressor, store)
     sentences = list(inputs.sentences) if inputs.sentences is not None else compressor.splitter.split_all(inputs.example.documents)
     return compressor, scorer, sentences
 
