@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ragsift.scorers.tree_ensemble import Tree, TreeEnsemble, sigmoid
-from ragsift.training.checkpoint import read_json_state, write_text_atomically
+from ragsift.trainers.checkpoint import read_json_state, write_text_atomically
 
 __all__ = ["BoostingSettings", "fit_boosting", "log_loss"]
 

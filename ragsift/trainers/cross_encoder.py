@@ -29,7 +29,7 @@ from ragsift.trainers.base import (
     TrainingResult,
     sentence_kinds,
 )
-from ragsift.training.checkpoint import load_checkpoint, save_checkpoint
+from ragsift.trainers.checkpoint import load_checkpoint, save_checkpoint
 
 __all__ = ["CrossEncoderTrainer", "CrossEncoderTrainerParams"]
 

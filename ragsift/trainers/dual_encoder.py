@@ -53,7 +53,7 @@ from ragsift.registry import build_plugin
 from ragsift.scorers.dual_encoder import DualEncoderScorer
 from ragsift.scorers.embedding_head import new_head, save_head
 from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, TrainingResult, sentence_kinds
-from ragsift.training.checkpoint import read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
+from ragsift.trainers.checkpoint import read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
 
 __all__ = ["DualEncoderTrainer", "DualEncoderTrainerParams", "HEAD_FOLDER"]
 
@@ -315,7 +315,7 @@ class DualEncoderTrainer(Trainer):
         p, counts, labeler, questions = self.params, data.counts, data.labeler, data.questions
         extra: dict[str, Any] = {"label_counts": counts, "texts": len(data.texts.items), "texts_from_checkpoint": reused}
         if zero_shot is not None:
-            from ragsift.training.report import selection_curves
+            from ragsift.trainers.selection import selection_curves
 
             curves = selection_curves(zero_shot)
             extra["zero_shot_dev"] = {"top_k": curves["top_k"], "best_k": curves["best_k"]}

@@ -29,7 +29,7 @@ import numpy as np
 
 from ragsift.errors import ConfigError
 from ragsift.trainers.base import DevPredictions, TrainingJob
-from ragsift.training.checkpoint import TrainableParameters, read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
+from ragsift.trainers.checkpoint import TrainableParameters, read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
 
 if TYPE_CHECKING:
     from ragsift.scorers.dual_encoder import DualEncoderScorer
@@ -192,7 +192,7 @@ class EncoderLoraFit:
             with torch.no_grad():
                 out["dev_loss"] = float(np.mean([batch_loss(r).item() for r in dev_rows]))
         if self.p.eval_k and dev_items:
-            from ragsift.training.report import selection_curves
+            from ragsift.trainers.selection import selection_curves
 
             dev = self.dev_predictions(dev_items)
             assert dev is not None

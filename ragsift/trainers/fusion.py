@@ -29,7 +29,7 @@ from ragsift.trainers.base import (
     sentence_kinds,
 )
 from ragsift.trainers.boosting import BoostingSettings, fit_boosting
-from ragsift.training.checkpoint import read_json_state, read_saved, save_tensors
+from ragsift.trainers.checkpoint import read_json_state, read_saved, save_tensors
 from ragsift.types import Example
 
 __all__ = ["FusionTrainer", "FusionTrainerParams"]

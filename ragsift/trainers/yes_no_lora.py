@@ -35,9 +35,9 @@ from ragsift.plugin import Params
 from ragsift.registry import build_plugin
 from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.trainers.base import Trainer, TrainingJob, TrainingResult
+from ragsift.trainers.checkpoint import TrainableParameters, step_loop
 from ragsift.trainers.cross_encoder import _batch_indices
 from ragsift.trainers.yes_no_readout import dev_predictions
-from ragsift.training.checkpoint import TrainableParameters, step_loop
 
 __all__ = ["YesNoLoraTrainer", "YesNoLoraTrainerParams", "LORA_TARGETS"]
 

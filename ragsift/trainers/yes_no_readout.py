@@ -33,7 +33,7 @@ from ragsift.trainers.base import (
     TrainingResult,
     sentence_kinds,
 )
-from ragsift.training.checkpoint import read_json_state, read_saved, save_tensors, write_text_atomically
+from ragsift.trainers.checkpoint import read_json_state, read_saved, save_tensors, write_text_atomically
 
 __all__ = ["YesNoReadoutTrainer", "YesNoReadoutTrainerParams", "fit_readout", "dev_predictions"]
 

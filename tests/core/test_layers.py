@@ -23,7 +23,9 @@ LAYERS: list[set[str]] = [
     {"ragsift.splitters", "ragsift.scorers", "ragsift.assemblers", "ragsift.judges", "ragsift.readers",
      "ragsift.metrics"},
     {"ragsift.selectors", "ragsift.labelers", "ragsift.datasets"},
-    {"ragsift.compressors", "ragsift.trainers", "ragsift.training"},
+    {"ragsift.compressors", "ragsift.trainers"},
+    # the ``train`` command's parts (config, report, card) above the trainers it runs
+    {"ragsift.training"},
     # what uses every stage: configs, the Python API, the conformance kit
     {"ragsift.config", "ragsift.api", "ragsift.testing"},
     {"ragsift.evaluation", "ragsift.service"},

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ragsift.trainers.base import DevPredictions
-from ragsift.training.report import selection_curves
+from ragsift.trainers.selection import selection_curves
 
 
 def _dev(*questions: tuple[list[float], list[bool]]) -> DevPredictions:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ragsift.trainers.base import DevPredictions
-from ragsift.training.report import selection_curves, write_report
+from ragsift.trainers.selection import selection_curves
+from ragsift.training.report import write_report
 
 
 def _dev() -> DevPredictions:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from ragsift.trainers.base import TrainingJob
-from ragsift.training.checkpoint import run_steps
+from ragsift.trainers.checkpoint import run_steps
 
 STEPS, RATE = 5, 0.1
 

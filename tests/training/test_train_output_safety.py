@@ -119,7 +119,7 @@ def test_cache_blocks_are_written_atomically(tmp_path):
     import numpy as np
     from safetensors.numpy import save_file
 
-    from ragsift.training.checkpoint import save_tensors
+    from ragsift.trainers.checkpoint import save_tensors
 
     path = tmp_path / "block.safetensors"
 
