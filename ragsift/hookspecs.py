@@ -51,12 +51,6 @@ def register_judges(register: Register) -> None:
 
 
 @hookspec
-def register_evaluators(register: Register) -> None:
-    """The judge hook's name before the stage was renamed (``evaluator`` -> ``judge``): still
-    read, into the judge stage with a DeprecationWarning, until ragsift 0.3."""
-
-
-@hookspec
 def register_readers(register: Register) -> None:
     """Register readers (LLMs that answer from the compressed context)."""
 

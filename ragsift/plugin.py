@@ -7,7 +7,6 @@ in ``warm_up()``, so every plugin can be built and checked on a CPU-only machine
 from __future__ import annotations
 
 import types
-import warnings
 from abc import ABC
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
@@ -153,9 +152,6 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
     needs_model: ClassVar[bool] = False
     #: params the conformance checks build the plugin with when it has required params
     conformance_params: ClassVar[dict[str, Any]] = {}
-    #: params renamed in this release, old key -> new key: the old key is accepted, with a
-    #: DeprecationWarning, until the next release
-    renamed_params: ClassVar[dict[str, str]] = {}
     #: one line saying what the plugin does (``ragsift plugins``); empty = the first sentence of
     #: the class's own docstring
     description: ClassVar[str] = ""
@@ -166,23 +162,7 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
         self.params = self.validate_params(params)
 
     @classmethod
-    def upgrade_params(cls, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``params`` with each renamed key under its new name (a DeprecationWarning each); a
-        table with both names is refused. The registry applies it to a spec before laying it over
-        a default spec, so that an old key overrides the default's new one."""
-        out = dict(params)
-        for old, new in cls.renamed_params.items():
-            if old in out:
-                if new in out:
-                    raise ConfigError(f"{cls.__name__}: give '{new}' or its old name '{old}', not both.")
-                warnings.warn(f"{cls.__name__}: '{old}' is now called '{new}'; the old name is accepted until ragsift 0.3.",
-                              DeprecationWarning, stacklevel=4)
-                out[new] = out.pop(old)
-        return out
-
-    @classmethod
     def validate_params(cls, params: dict[str, Any]) -> Any:
-        params = cls.upgrade_params(params)
         try:
             return cls.Params(**params)
         except ValidationError as exc:

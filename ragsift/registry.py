@@ -14,11 +14,10 @@ import importlib.metadata
 import os
 import re
 import threading
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import pluggy
 
@@ -129,17 +128,16 @@ class Registry:
             for plugin, name in self._extra:
                 if not self.pm.is_registered(plugin):
                     self.pm.register(plugin, name=name)
-            self.pm.check_pending()
+            try:
+                self.pm.check_pending()
+            except pluggy.PluginValidationError as exc:  # a hook ragsift does not have (a typo, an old name)
+                raise ConfigError(f"{exc}; ragsift's hooks are {', '.join(sorted(STAGES.values()))}.") from None
             table: dict[str, dict[str, PluginInfo]] = {stage: {} for stage in STAGES}
             for stage, hook_name in STAGES.items():
                 hook = getattr(self.pm.hook, hook_name)
                 for impl in hook.get_hookimpls():
                     source = impl.plugin_name
                     impl.function(register=self._registrar(table[stage], stage, source))
-            for impl in self.pm.hook.register_evaluators.get_hookimpls():  # the judge hook's old name
-                warnings.warn(f"{impl.plugin_name}: the hook register_evaluators is now called register_judges; the old "
-                              "name is read until ragsift 0.3.", DeprecationWarning, stacklevel=2)
-                impl.function(register=self._registrar(table["judge"], "judge", impl.plugin_name))
             self._plugins = table
             return table
 
@@ -198,12 +196,6 @@ class Registry:
               default: Mapping[str, Any] | None = None) -> Any:
         """Build a plugin from a spec table (``{"name": ..., **params}``) laid over ``default``
         (:func:`ragsift.plugin.merge_spec`), naming ``where`` the spec came from in any error."""
-        try:
-            if spec and isinstance(spec, Mapping):  # renamed keys take their new names before meeting the default's
-                info = self._load()[stage].get(str(merge_spec(default, spec).get("name")))
-                spec = spec if info is None else cast(type[Plugin], info.cls).upgrade_params(spec)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
         name, params = split_spec(stage, merge_spec(default, spec), where)
         try:
             return self.create(stage, name, params)

@@ -4,8 +4,6 @@ Candidate sets are the top k sentences by score for k = step, 2*step, ... up to 
 the first set the judge (the paper's "evaluator", a plugin of the ``judge`` stage) finds
 evidential is kept, else the largest. ``sequential`` (the paper's loop) and ``batched`` (every set
 in one judge call) select exactly the same sentences. Details and assumptions: docs/ecorag.md.
-The judge's table was called ``evaluator`` before this release; that key is accepted (with a
-DeprecationWarning) for one release.
 """
 
 from __future__ import annotations
@@ -75,8 +73,6 @@ class ReflectionSelector(Selector):
 
     Params = ReflectionParams
     needs_model: ClassVar[bool] = True
-    #: the judge's table was called ``evaluator`` (the paper's word) before this release
-    renamed_params = {"evaluator": "judge"}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

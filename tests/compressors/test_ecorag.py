@@ -105,19 +105,11 @@ def test_overriding_one_param_keeps_the_other_defaults(tmp_path):
     assert compressor.selector.params.judge["model"] == "google/flan-t5-large"
 
 
-@pytest.mark.parametrize("table", ['threshold = 0.3\n', 'name = "seq2seq"\nthreshold = 0.3\n'])
-def test_a_config_written_before_the_judge_rename_still_builds(tmp_path, table):
-    # [compressor.selector.evaluator] is the judge's old table: it overrides the default judge, with a warning
-    path = _write(tmp_path, '[compressor]\nname = "ecorag"\n[compressor.selector.evaluator]\n' + table)
-    with pytest.warns(DeprecationWarning, match="'evaluator' is now called 'judge'"):
-        (compressor,) = load_config(path).build_compressors().values()
-    assert compressor.selector.judge.params.threshold == 0.3
-    assert compressor.selector.judge.params.model == "google/flan-t5-large"  # the rest of the default judge
-    assert "evaluator" not in compressor.config()["selector"]
-    both = _write(tmp_path, '[compressor]\nname = "ecorag"\n[compressor.selector.evaluator]\nthreshold = 0.3\n'
-                  '[compressor.selector.judge]\nthreshold = 0.4\n')
-    with pytest.raises(ConfigError, match="give 'judge' or its old name 'evaluator', not both"):
-        load_config(both).build_compressors()
+def test_the_judges_old_table_name_is_an_unknown_key(tmp_path):
+    # [compressor.selector.evaluator] was the judge's table before 0.1.0 (no release read it)
+    path = _write(tmp_path, '[compressor]\nname = "ecorag"\n[compressor.selector.evaluator]\nthreshold = 0.3\n')
+    with pytest.raises(ConfigError, match="evaluator"):
+        load_config(path).build_compressors()
 
 
 def test_swapping_splitter_scorer_and_assembler_by_name(tmp_path):

@@ -94,25 +94,18 @@ def test_register_requires_a_class():
         reg.names("scorer")
 
 
-def test_the_judge_hooks_old_name_still_registers_judges():
-    from ragsift.judges.base import Judge
-
-    class AlwaysJudge(Judge):
-        def probabilities(self, question, evidence_sets):  # type: ignore[no-untyped-def]
-            return [1.0] * len(evidence_sets)
-
+def test_a_hook_ragsift_does_not_have_is_refused_naming_the_hooks():
     module = types.ModuleType("old_judges")
 
     @hookimpl
-    def register_evaluators(register):  # type: ignore[no-untyped-def]
-        register("always", AlwaysJudge)
+    def register_evaluators(register):  # type: ignore[no-untyped-def]  # the judge hook's name before 0.1.0
+        pass
 
     module.register_evaluators = register_evaluators  # type: ignore[attr-defined]
     reg = Registry(entry_points=False)
     reg.add_plugin(module)
-    with pytest.warns(DeprecationWarning, match="register_evaluators is now called register_judges"):
-        assert reg.get("judge", "always") is AlwaysJudge
-    assert "seq2seq" in reg.names("judge")
+    with pytest.raises(ConfigError, match=r"unknown hook 'register_evaluators' .*hooks are .*register_judges"):
+        reg.names("judge")
 
 
 @pytest.fixture

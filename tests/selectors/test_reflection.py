@@ -204,8 +204,5 @@ def test_evaluator_params_without_name_override_the_default():
 
 def test_judge_by_name_and_the_old_evaluator_key():
     assert ReflectionSelector(judge="fake").config()["judge"]["name"] == "fake"
-    with pytest.warns(DeprecationWarning, match="now called 'judge'"):
-        selector = ReflectionSelector(evaluator={"name": "fake", "threshold": 0.7})
-    assert selector.judge.params.threshold == 0.7 and "evaluator" not in selector.config()
-    with pytest.raises(ConfigError, match="not both"):
-        ReflectionSelector(judge="fake", evaluator="fake")
+    with pytest.raises(ConfigError, match="evaluator"):  # the judge's key before 0.1.0: unknown now
+        ReflectionSelector(evaluator={"name": "fake", "threshold": 0.7})
