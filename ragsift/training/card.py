@@ -189,8 +189,11 @@ def write_card(output: Path, card: dict[str, Any]) -> dict[str, Any]:
 def rewrite_card(output: Path) -> dict[str, Any]:
     """Write the card of the trained model in ``output`` again from its ``card.json`` (as the
     current card writer does: metadata, portable paths, the adapter's Hub base), without training;
-    a card recorded before ``limit`` was, reads it from its command (``--limit N``)."""
+    a card recorded before ``limit`` was, reads it from its command (``--limit N``); one recorded
+    before :func:`ragsift.provenance.stamp`, its ``git_commit`` as ``git``."""
     card = json.loads((output / "card.json").read_text(encoding="utf-8"))
+    if "git_commit" in card and "git" not in card:
+        card["git"] = {"commit": card.pop("git_commit")}
     if "limit" not in card:
         words = str(card.get("command", "")).split()
         card["limit"] = int(words[words.index("--limit") + 1]) if "--limit" in words[:-1] else None

@@ -73,6 +73,16 @@ def test_a_smoke_run_card_says_so_and_holds_no_absolute_path(tmp_path: Path):
     assert ModelCard.load(tmp_path / "m" / "README.md").data.library_name == "ragsift"
 
 
+def test_a_card_recorded_before_the_provenance_stamp_keeps_its_commit(tmp_path: Path):
+    from ragsift.training.card import rewrite_card
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "card.json").write_text(json.dumps({**_card(tmp_path, None), "git_commit": "abc1234"}), encoding="utf-8")
+    card = rewrite_card(tmp_path / "m")
+    assert card["git"] == {"commit": "abc1234"} and "git_commit" not in card
+    assert "(commit abc1234)" in (tmp_path / "m" / "README.md").read_text(encoding="utf-8")
+
+
 def test_a_training_run_keeps_its_checkpoint_and_cache_beside_the_model_folder(tmp_path: Path, data_dir: Path):
     from ragsift.training.command import TrainOptions, run_training
 
@@ -141,8 +151,8 @@ def _online_hub(monkeypatch: pytest.MonkeyPatch, calls: list[tuple], files: dict
 
 
 def test_a_fusion_model_and_a_readout_load_from_a_hub_id_through_huggingface_hub(monkeypatch: pytest.MonkeyPatch):
-    from ragsift.registry import get_registry
     from ragsift.lm.readout import load_readout
+    from ragsift.registry import get_registry
 
     calls: list[tuple] = []
     _online_hub(monkeypatch, calls, {"fusion.json": REPO / "models" / "fusion-trained" / "fusion.json",
