@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError
+from ragsift.provenance import sha256_file
 
 __all__ = ["JsonStore", "JsonlStore", "digest", "model_identity", "value_checksum"]
 
@@ -120,8 +121,7 @@ def _file_digest(spec: str, stamp: tuple[Any, ...]) -> str:
     from ragsift.models import resolve_local_path
 
     try:
-        with resolve_local_path(spec).open("rb") as fh:
-            return json.dumps({"file": spec, "sha256": hashlib.file_digest(fh, "sha256").hexdigest()})
+        return json.dumps({"file": spec, "sha256": sha256_file(resolve_local_path(spec))})
     except OSError as exc:
         return json.dumps({"file": spec, "error": str(exc)})
 

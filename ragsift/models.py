@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
-from ragsift.split_models import sha256_of
+from ragsift.provenance import sha256_file
 
 __all__ = [
     "ModelLocation", "resolve_model", "resolve_device", "resolve_dtype", "cache_dir", "load_causal_lm",
@@ -163,10 +163,6 @@ def cache_dir() -> Path:
     return Path(root)
 
 
-def _sha256(path: Path) -> str:
-    return sha256_of(path)
-
-
 def _gguf_digest(location: ModelLocation) -> str:
     """sha256 of a GGUF file: pinned for ``split:`` models (verified when assembled), else hashed."""
     assert location.file is not None
@@ -174,7 +170,7 @@ def _gguf_digest(location: ModelLocation) -> str:
         from ragsift.split_models import find_split_model
 
         return find_split_model(location.spec[len("split:") :]).sha256
-    return _sha256(location.file)
+    return sha256_file(location.file)
 
 
 def _gguf_cache(location: ModelLocation, kind: str, digest: str) -> Path:
@@ -465,9 +461,9 @@ def describe_model(spec: str) -> dict[str, Any]:
         out["sha256"] = {location.file.name: split.sha256}
         out["packages"] = split.requirements()
     elif location.kind == "gguf" and location.file is not None:
-        out["sha256"] = {location.file.name: _sha256(location.file)}
+        out["sha256"] = {location.file.name: sha256_file(location.file)}
     elif location.kind == "folder":
         folder = Path(location.path)
-        out["sha256"] = {p.name: _sha256(p) for p in sorted(folder.glob("*.safetensors"))}
+        out["sha256"] = {p.name: sha256_file(p) for p in sorted(folder.glob("*.safetensors"))}
     return out
 

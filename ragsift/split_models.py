@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
+from ragsift.provenance import sha256_file
 
 __all__ = [
     "SPLIT_MODELS",
@@ -34,7 +35,6 @@ __all__ = [
     "SplitModel",
     "assemble",
     "find_split_model",
-    "sha256_of",
 ]
 
 
@@ -116,14 +116,6 @@ def find_split_model(name: str) -> SplitModel:
         raise ConfigError(f"Model 'split:{name}': no such split model; known: {known}.") from None
 
 
-def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _chunk_paths(model: SplitModel) -> list[Path]:
     """Paths of the chunks in numeric order; one error naming every missing or wrong package."""
     paths: list[Path] = []
@@ -178,7 +170,7 @@ def _verified(target: Path, model: SplitModel) -> bool:
             return True
     except (OSError, ValueError):
         pass
-    if sha256_of(target) != model.sha256:
+    if sha256_file(target) != model.sha256:
         return False
     _write_atomic_text(_stamp(target), json.dumps(_stamp_record(target, model.sha256)))
     return True

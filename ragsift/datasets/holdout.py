@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragsift.datasets.loading import bundled_sample_path
 from ragsift.errors import ConfigError
-from ragsift.split_models import sha256_of
+from ragsift.provenance import sha256_file
 from ragsift.types import Example
 
 __all__ = ["evaluation_sha256", "evaluation_ids", "refuse_evaluation_data"]
@@ -24,7 +24,7 @@ __all__ = ["evaluation_sha256", "evaluation_ids", "refuse_evaluation_data"]
 @functools.cache
 def evaluation_sha256() -> str:
     """The SHA-256 of the bundled evaluation sample."""
-    return sha256_of(bundled_sample_path())
+    return sha256_file(bundled_sample_path())
 
 
 @functools.cache
@@ -36,7 +36,7 @@ def evaluation_ids() -> frozenset[str]:
 def refuse_evaluation_data(path: Path, examples: Iterable[Example], purpose: str) -> str:
     """The SHA-256 of ``path``; a ConfigError when the file is the evaluation sample, or when one
     of ``examples`` (read from it) is one of its questions. ``purpose`` says what was refused."""
-    sha = sha256_of(Path(path))
+    sha = sha256_file(Path(path))
     advice = "use development questions (data/training/hotpotqa-dev-pool.json) instead"
     if sha == evaluation_sha256():
         raise ConfigError(f"{path}: this is the evaluation file (sha256 {sha[:12]}... = {bundled_sample_path().name}); "
