@@ -20,6 +20,7 @@ def save_readout(path: Path, weight: Any, bias: float) -> None:
     import torch
     from safetensors.torch import save_file
 
+    path.parent.mkdir(parents=True, exist_ok=True)  # a trainer's output folder may not exist yet
     save_file({"weight": torch.as_tensor(weight, dtype=torch.float32).reshape(-1).contiguous(),
                "bias": torch.tensor([float(bias)], dtype=torch.float32)}, str(path))
 

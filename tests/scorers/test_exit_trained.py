@@ -34,7 +34,7 @@ def _config(tmp_path: Path, name: str, **scorer: str) -> Path:
 def test_config_validate_names_a_missing_or_broken_readout_and_a_missing_adapter(capsys, tmp_path):
     missing = _config(tmp_path, "missing", adapter="", readout=str(tmp_path / "nowhere.safetensors"))
     code, _, err = _validate(capsys, missing)
-    assert code == 2 and f"{missing}, compressor 'exit'" in err and "nowhere.safetensors not found" in err, err
+    assert code == 2 and f"{missing}, compressor 'exit'" in err and "nowhere.safetensors': no such file or folder" in err, err
     (tmp_path / "broken.safetensors").write_text("not tensors")
     broken = _config(tmp_path, "broken", adapter="", readout=str(tmp_path / "broken.safetensors"))
     code, _, err = _validate(capsys, broken)
