@@ -256,12 +256,12 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
         "rule": {**tune.rule.model_dump(), "text": tune.rule.describe()},
         "development": {"path": str(source.path), "sha256": sha, "format": manifest["input"].get("format"),
                         "questions": len(ids), "ids": ids},
-        "sweep": {"config": str(sweep_path), "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
+        "sweep": {"config": _shown(sweep_path), "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
                   "overrides": config.overrides},
         "chosen": chosen,
         "table": rows,
     }
-    description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {sweep_path}: on {len(ids)} development "
+    description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {_shown(sweep_path)}: on {len(ids)} development "
                    f"questions of {source.path} (sha256 {sha[:12]}...), each compressor's point chosen by the rule "
                    f"'{tune.rule.describe()}': " + ", ".join(f"{f} = {lbl}" for f, lbl in chosen.items())
                    + ". [tuned] records the rule, the questions and the sweep's table.")
@@ -291,3 +291,12 @@ def format_choice(rows: Sequence[Mapping[str, Any]], rule: TuneRule, frozen: Pat
                      f"{cell(r['prompt_tokens'], 0):>8} {cell(r['latency_ms'], 0):>8}")
     lines.append(f"frozen config: {frozen}")
     return "\n".join(lines)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies under it (a frozen config ships without
+    the machine's absolute paths), else as it is."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -246,3 +246,13 @@ def test_a_shipped_tuning_config_names_a_sound_sweep_on_development_questions(pa
     assert sweep.reader is not None and sweep.evaluation.get("sweep")
     source = sweep.data()
     refuse_evaluation_data(Path(source.path), list(source.load(sweep.evaluation.get("limit"))), "test")
+
+
+def test_the_frozen_config_names_the_sweep_without_the_machines_path(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a shipped frozen config names its sweep relative to the working directory
+    _tune(_tuning(tmp_path, _sweep(tmp_path)), tmp_path / "run")
+    text = (tmp_path / "run" / "tuned.toml").read_text()
+    frozen = tomllib.loads(text)
+    assert not Path(frozen["tuned"]["sweep"]["config"]).is_absolute()
+    assert (tmp_path / frozen["tuned"]["sweep"]["config"]).is_file()
+    assert f"from the sweep {frozen['tuned']['sweep']['config']}:" in frozen["description"]
