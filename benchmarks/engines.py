@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
-    from ragsift.evaluation.runner import RunOptions, run_evaluation
+    from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "engines.toml"

@@ -3,7 +3,7 @@
 ``ragsift evaluate`` compares every compressor with the config's one ``baseline``; this reads a run
 directory's predictions and compares compressor A with compressor B on the examples both finished:
 mean difference A - B with its paired-bootstrap 95% CI and the two-sided sign-flip p-value
-(:func:`ragsift.evaluation.statistics.paired_comparison`, unadjusted), per metric.
+(:func:`ragsift.evaluation.report.statistics.paired_comparison`, unadjusted), per metric.
 
     python benchmarks/paired_difference.py runs/ecorag-judge-eval ecorag-trained-judge ecorag-fixed-k@k=8
 """
@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 
 from ragsift.evaluation.predictions import prediction_path, read_predictions
-from ragsift.evaluation.report import pair_by_id
-from ragsift.evaluation.statistics import PairedComparison, paired_comparison
+from ragsift.evaluation.report.statistics import PairedComparison, paired_comparison
+from ragsift.evaluation.report.summary import pair_by_id
 
 METRICS = ("evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens")
 

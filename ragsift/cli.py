@@ -44,7 +44,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 def _cmd_config_validate(args: argparse.Namespace) -> int:
     from ragsift.config import load_config
-    from ragsift.evaluation.config_check import config_problems
+    from ragsift.evaluation.run.config_check import config_problems
 
     bad = 0
     for name in args.files:
@@ -240,9 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=positive_int, help="only the first N examples")
     p.set_defaults(func=_cmd_label)
 
-    from ragsift.evaluation.command import add_evaluate_command, add_merge_command
-    from ragsift.evaluation.report_command import add_report_command
-    from ragsift.evaluation.tune_command import add_tune_command
+    from ragsift.evaluation.report.command import add_report_command
+    from ragsift.evaluation.run.command import add_evaluate_command, add_merge_command
+    from ragsift.evaluation.run.tune_command import add_tune_command
     from ragsift.service.command import add_serve_command
     from ragsift.training.command import add_train_command
 

@@ -69,7 +69,7 @@ class RunConfig(BaseModel):
     reader: dict[str, Any] | None = None
     evaluation: dict[str, Any] = {}
     #: the record of ``ragsift tune`` in a frozen config (rule, development questions, the sweep's
-    #: table); evaluation reads nothing from it (:mod:`ragsift.evaluation.tune`)
+    #: table); evaluation reads nothing from it (:mod:`ragsift.evaluation.run.tune`)
     tuned: dict[str, Any] | None = None
     source: str = ""
     #: (path, bytes) of every file read to make this config: the file itself, then each included

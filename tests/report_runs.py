@@ -8,7 +8,7 @@ from pathlib import Path
 from openai_fakes import fake_openai_server
 
 from ragsift.datasets import load_examples
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 
 DATA = Path(__file__).parent / "data"
 HOTPOT = DATA / "hotpotqa-train-sf100.json"  # development data with gold evidence

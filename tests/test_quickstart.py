@@ -9,9 +9,9 @@ from pathlib import Path
 
 from ragsift.config import load_config
 from ragsift.datasets import resolve_data
-from ragsift.evaluation import sweep as sw
-from ragsift.evaluation.config_check import config_problems
-from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.evaluation.run import sweep as sw
+from ragsift.evaluation.run.config_check import config_problems
+from ragsift.evaluation.run.settings import EvaluationSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "quickstart.toml"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragsift.config import load_config
-from ragsift.evaluation.config_check import config_problems
+from ragsift.evaluation.run.config_check import config_problems
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 #: configs that name a model by Hugging Face Hub id (for users who have it)

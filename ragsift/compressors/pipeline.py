@@ -48,7 +48,7 @@ class PipelineCompressor(Compressor):
     optional_stages: ClassVar[frozenset[str]] = frozenset()
     #: the stages whose plugins score sentences (each scores through the run's score cache)
     scoring_stages: ClassVar[tuple[str, ...]] = ("scorer",)
-    #: the stages a sweep may vary (:mod:`ragsift.evaluation.sweep`): those after every scorer
+    #: the stages a sweep may vary (:mod:`ragsift.evaluation.run.sweep`): those after every scorer
     #: that sees all sentences, so that every point reuses those scores
     swept_stages: ClassVar[tuple[str, ...]] = ("selector", "assembler")
     conformance_params = {
@@ -131,7 +131,7 @@ class PipelineCompressor(Compressor):
 
     def replace_scorer(self, stage: str, scorer: Scorer) -> None:
         """Score ``stage`` with ``scorer`` from now on: a wrapper of its plugin (the evaluation
-        wraps each scorer with its score cache, :func:`ragsift.evaluation.caches.cache_scores`)."""
+        wraps each scorer with its score cache, :func:`ragsift.evaluation.run.caches.cache_scores`)."""
         if stage not in self.scorers():
             raise ValueError(f"{type(self).__name__} has no scoring stage {stage!r}; it has {sorted(self.scorers())}")
         setattr(self, stage, scorer)

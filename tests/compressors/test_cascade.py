@@ -14,7 +14,7 @@ import pytest
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation.predictions import prediction_path, read_records
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 from ragsift.registry import build_plugin, reset_registry
 from ragsift.selectors.documents import document_scores
 

@@ -141,19 +141,48 @@ def test_every_form_of_import_is_read():
 
 
 #: the command line's ``evaluate``, ``ragsift tune`` (which runs a sweep as a run) and the package's
-#: lazy front door run a run; nothing else in the evaluation imports the runner (the plan, engines,
-#: manifest and summary are its parts)
-RUNNER_USERS = {"ragsift.evaluation", "ragsift.evaluation.command", "ragsift.evaluation.tune"}
+#: lazy front door run a run; nothing else imports the runner (the plan, engines, manifest and
+#: summary are its parts)
+RUNNER_USERS = {"ragsift.evaluation", "ragsift.evaluation.run.command", "ragsift.evaluation.run.tune"}
+RUN, REPORT = "ragsift.evaluation.run", "ragsift.evaluation.report"
+
+
+def _in(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
 
 
 def test_no_sibling_imports_the_runner():
-    users = sorted(m for m, targets in _imports().items() if "ragsift.evaluation.runner" in targets)
+    users = sorted(m for m, targets in _imports().items() if "ragsift.evaluation.run.runner" in targets)
     assert set(users) <= RUNNER_USERS, f"modules importing the runner: {users}"
+
+
+def test_the_engines_are_reached_only_through_the_runner():
+    """``--engine`` picks an engine behind one interface (``run.engines.Engine``): only the runner
+    (and the engines' package, which names them) imports an engine."""
+    engines = f"{RUN}.engines"
+    users = sorted(m for m, targets in _imports().items() if not _in(m, engines)
+                   for t in targets if _in(t, engines))
+    assert set(users) <= {f"{RUN}.runner"}, f"modules importing an engine: {users}"
+
+
+def test_the_report_wing_imports_nothing_of_the_run_wing():
+    """The report reads a run directory's files (records, manifest.json, summary.json), never the
+    runner, the engines or the plan; the record formats both wings share import neither wing."""
+    edges = _imports()
+    report = sorted(f"{m} imports {t}" for m, targets in edges.items() if _in(m, REPORT)
+                    for t in targets if _in(t, RUN))
+    assert not report, "the report importing the run:\n" + "\n".join(report)
+    shared = [m for m in edges if _in(m, "ragsift.evaluation") and not (_in(m, RUN) or _in(m, REPORT))
+              and m != "ragsift.evaluation"]
+    assert set(shared) == {"ragsift.evaluation.predictions", "ragsift.evaluation.columnar"}
+    crossing = sorted(f"{m} imports {t}" for m in shared for t in edges[m] if _in(t, RUN) or _in(t, REPORT))
+    assert not crossing, crossing
+    assert any(_in(m, REPORT) for m in edges) and any(_in(m, RUN) for m in edges)  # the wings were found
 
 
 def test_the_three_recorders_use_the_provenance_module_and_training_imports_no_labeler():
     edges = _imports()
-    for recorder in ("ragsift.evaluation.manifest", "ragsift.labelers.output", "ragsift.training.command"):
+    for recorder in ("ragsift.evaluation.run.manifest", "ragsift.labelers.output", "ragsift.training.command"):
         assert "ragsift.provenance" in edges[recorder], recorder
     assert not [t for t in edges["ragsift.training.command"] if t.startswith("ragsift.labelers")]
 
@@ -178,7 +207,7 @@ def test_the_plugin_contract_carries_no_model_mixins():
 
 def test_the_composition_knows_no_cache():
     """The pipeline composes stages; the evaluation wraps its scorers with the score cache
-    (``ragsift.evaluation.caches.cache_scores``)."""
+    (``ragsift.evaluation.run.caches.cache_scores``)."""
     caches = {"ragsift.disk_cache", "ragsift.scorers.caching"}
     found = sorted(f"{m} imports {t}" for m, targets in _imports().items() if m.startswith("ragsift.compressors")
                    for t in targets & caches)

@@ -20,7 +20,7 @@ from cli_process import REPO
 from openai_fakes import MISBEHAVIOURS, chaos, fake_openai_server
 
 from ragsift.evaluation.predictions import read_records
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ from PIL import Image
 from report_runs import HOSTILE, hostile_dataset, reader_run, run
 
 from ragsift.cli import main
-from ragsift.evaluation.html_report import write_report
-from ragsift.evaluation.plots import TradeoffPoint, pareto_front, plot_tradeoff, tradeoff_points
+from ragsift.evaluation.report.html import write_report
+from ragsift.evaluation.report.plots import TradeoffPoint, pareto_front, plot_tradeoff, tradeoff_points
 
 PLOTS = ("tradeoff_tokens", "tradeoff_latency", "evidence", "latency_stages")
 
@@ -253,7 +253,7 @@ def test_the_oracle_is_a_reference_not_a_frontier_point() -> None:
 
 
 def test_twenty_compressors_get_distinct_styles(tmp_path: Path) -> None:
-    from ragsift.evaluation.plots import Anchor, style_of
+    from ragsift.evaluation.report.plots import Anchor, style_of
 
     labels = [f"c{i}" for i in range(20)]
     styles = style_of(labels)

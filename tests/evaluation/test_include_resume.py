@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragsift.errors import ConfigError
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 
 HOTPOT = Path(__file__).parents[1] / "data" / "hotpotqa-train-sf100.json"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragsift.evaluation.manifest import (
+from ragsift.evaluation.run.manifest import (
     describe_models,
     git_state,
     model_specs,

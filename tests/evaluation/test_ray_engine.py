@@ -15,7 +15,7 @@ from cli_process import REPO
 
 from ragsift.errors import ConfigError
 from ragsift.evaluation.predictions import read_records
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 from ragsift.registry import reset_registry
 
 pytestmark = pytest.mark.slow
@@ -195,7 +195,7 @@ def test_quiet_silences_rays_own_logging(monkeypatch: pytest.MonkeyPatch) -> Non
     and Ray's own loggers are set to errors only (checked without starting Ray)."""
     import logging
 
-    from ragsift.evaluation import ray_engine
+    from ragsift.evaluation.run.engines import ray as ray_engine
 
     calls: list[dict] = []  # type: ignore[type-arg]
     monkeypatch.setattr(ray, "is_initialized", lambda: False)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragsift.evaluation.report import build_summary, format_markdown, format_table
+from ragsift.evaluation.report.summary import build_summary, format_markdown, format_table
 from ragsift.metrics.answer import ExactMatchMetric, TokenF1Metric
 from ragsift.metrics.evidence import EvidenceMetric
 
@@ -265,7 +265,7 @@ def test_summary_markdown_escapes_what_the_html_report_escapes() -> None:
 
 def test_primary_must_name_a_compressor_other_than_the_baseline() -> None:
     from ragsift.errors import ConfigError
-    from ragsift.evaluation.settings import EvaluationSettings
+    from ragsift.evaluation.run.settings import EvaluationSettings
 
     labels = ["none", "bm25", "exit-t0.5"]
     assert EvaluationSettings(primary="bm25").check_labels(labels, "run.toml") == "none"
@@ -280,8 +280,8 @@ def test_primary_must_name_a_compressor_other_than_the_baseline() -> None:
 def test_the_primary_record_comes_from_the_tuned_table_that_chose_it() -> None:
     from types import SimpleNamespace
 
-    from ragsift.evaluation.run_summary import primary_record
-    from ragsift.evaluation.settings import EvaluationSettings
+    from ragsift.evaluation.run.run_summary import primary_record
+    from ragsift.evaluation.run.settings import EvaluationSettings
 
     tuned = {"created_at": "2026-11-30T10:00:00+00:00", "rule": {"metric": "em", "text": "highest em, ties to fewer prompt tokens"},
              "development": {"path": "data/training/dev.json", "sha256": "cd" * 32, "questions": 205, "ids": ["a"]},

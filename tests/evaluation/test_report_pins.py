@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragsift.evaluation.report import build_summary
-from ragsift.evaluation.statistics import bootstrap_ci, derive_seed
+from ragsift.evaluation.report.statistics import bootstrap_ci, derive_seed
+from ragsift.evaluation.report.summary import build_summary
 from ragsift.metrics.answer import ExactMatchMetric
 from ragsift.metrics.evidence import EvidenceMetric
 

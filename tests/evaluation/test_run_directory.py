@@ -158,7 +158,7 @@ def test_allow_mixed_needs_resume(tmp_path):
 
 
 def test_version_changes_name_what_changed():
-    from ragsift.evaluation.runner import version_changes
+    from ragsift.evaluation.run.runner import version_changes
 
     old = {"ragsift_version": "0.1.0", "models": {"compressors": {"exit": [
         {"spec": "m", "sha256": {"a.safetensors": "1" * 64, "gone.safetensors": "2" * 64}}]}, "tokenizers": []}}

@@ -10,9 +10,9 @@ from openai_fakes import fake_openai_server
 
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
-from ragsift.evaluation.manifest import sha256_file
 from ragsift.evaluation.predictions import read_records
-from ragsift.evaluation.runner import EvaluationInterrupted, RunOptions, run_evaluation
+from ragsift.evaluation.run.manifest import sha256_file
+from ragsift.evaluation.run.runner import EvaluationInterrupted, RunOptions, run_evaluation
 
 DATA = Path(__file__).parents[1] / "data"
 HOTPOT = DATA / "hotpotqa-train-sf100.json"  # development data with gold evidence

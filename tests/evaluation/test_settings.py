@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragsift.errors import ConfigError
-from ragsift.evaluation.settings import EvaluationSettings
+from ragsift.evaluation.run.settings import EvaluationSettings
 
 
 def test_defaults_and_metric_tables() -> None:

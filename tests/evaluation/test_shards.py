@@ -12,7 +12,7 @@ import pytest
 from ragsift.cli import main
 from ragsift.errors import ConfigError
 from ragsift.evaluation.predictions import read_records
-from ragsift.evaluation.shards import Shard, parse_shard, select_shard
+from ragsift.evaluation.run.shards import Shard, parse_shard, select_shard
 
 CONFIG = """
 [compressors.none]

@@ -1,4 +1,4 @@
-"""Known answers for every function in ragsift.evaluation.statistics.
+"""Known answers for every function in ragsift.evaluation.report.statistics.
 
 Expected values come from scipy (``scipy.stats.bootstrap``, ``permutation_test``, ``binomtest``)
 or from enumeration by hand, never from ragsift itself.
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragsift.evaluation.statistics import (
+from ragsift.evaluation.report.statistics import (
     EXACT_MAX_PAIRS,
     bootstrap_ci,
     derive_seed,

@@ -17,8 +17,8 @@ import pytest
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
 from ragsift.evaluation.predictions import prediction_path, read_records
-from ragsift.evaluation.runner import RunOptions, run_evaluation
-from ragsift.evaluation.sweep import point_label
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.sweep import point_label
 from ragsift.registry import reset_registry
 from ragsift.splitters.sentencizer import SentencizerSplitter
 
@@ -152,7 +152,7 @@ import sys
 sys.path.insert(0, {tests!r})
 import counting_plugins
 counting_plugins.install()
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 run_evaluation(RunOptions(config={config!r}, out={out!r}, progress=False, echo=lambda _: None))
 """
 
@@ -191,8 +191,8 @@ def test_the_score_cache_survives_a_killed_run(tmp_path: Path) -> None:
 
 def test_the_example_sweep_config_expands_and_stays_off_the_evaluation_file() -> None:
     from ragsift.config import load_config
-    from ragsift.evaluation.settings import EvaluationSettings
-    from ragsift.evaluation.sweep import expand_sweeps
+    from ragsift.evaluation.run.settings import EvaluationSettings
+    from ragsift.evaluation.run.sweep import expand_sweeps
 
     config = load_config(TESTS.parent / "configs" / "sweep.toml")
     settings = EvaluationSettings.from_table(config.evaluation, config.source)
@@ -206,7 +206,7 @@ def test_the_example_sweep_config_expands_and_stays_off_the_evaluation_file() ->
 
 def test_config_validate_reports_a_bad_sweep(tmp_path: Path) -> None:
     from ragsift.config import load_config
-    from ragsift.evaluation.config_check import config_problems
+    from ragsift.evaluation.run.config_check import config_problems
 
     path = tmp_path / "bad.toml"
     path.write_text('[compressors.bm25]\nname = "bm25"\n[evaluation]\nlimits = {bm25 = 2, bm26 = 1}\n'
@@ -223,8 +223,8 @@ def test_a_sweep_over_a_stage_given_by_name(tmp_path: Path) -> None:
     """``selector = "top-k"`` (a plugin given by name) is {"name": "top-k"} before a point's values
     are laid over it (the one override rule); before, a sweep over it crashed with a TypeError."""
     from ragsift.config import load_config
-    from ragsift.evaluation.settings import EvaluationSettings
-    from ragsift.evaluation.sweep import expand_sweeps
+    from ragsift.evaluation.run.settings import EvaluationSettings
+    from ragsift.evaluation.run.sweep import expand_sweeps
 
     path = tmp_path / "named.toml"
     path.write_text('[compressors.bm25]\nname = "pipeline"\nsplitter = "sentencizer"\nscorer = "bm25"\n'

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragsift.evaluation.caches import attach_caches
-from ragsift.evaluation.runner import RunOptions, plan_run
-from ragsift.evaluation.sweep import sweep_shares
+from ragsift.evaluation.run.caches import attach_caches
+from ragsift.evaluation.run.runner import RunOptions, plan_run
+from ragsift.evaluation.run.sweep import sweep_shares
 
 HOTPOT = Path(__file__).parents[1] / "data" / "hotpotqa-train-sf100.json"  # development data
 BM25 = """

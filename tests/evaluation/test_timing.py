@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from ragsift.evaluation.timing import synchronize, timed_compress, timed_read
+from ragsift.evaluation.run.timing import synchronize, timed_compress, timed_read
 from ragsift.readers.base import Reader, ReaderAnswer
 from ragsift.types import CompressionResult, Example
 

@@ -15,8 +15,8 @@ import pytest
 from ragsift.datasets import bundled_sample_path, load_examples
 from ragsift.errors import ConfigError
 from ragsift.evaluation.predictions import prediction_path, read_records
-from ragsift.evaluation.runner import RunOptions, run_evaluation
-from ragsift.evaluation.tune import TuneOptions, TuneRule, choose, run_tune
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.tune import TuneOptions, TuneRule, choose, run_tune
 from ragsift.hookspecs import hookimpl
 from ragsift.readers.base import Reader, ReaderAnswer
 from ragsift.registry import get_registry, reset_registry
@@ -235,8 +235,8 @@ TUNE_CONFIGS = sorted((TESTS.parent / "configs" / "tune").glob("*.toml"))
 def test_a_shipped_tuning_config_names_a_sound_sweep_on_development_questions(path: Path, monkeypatch):
     from ragsift.config import load_config
     from ragsift.datasets.holdout import refuse_evaluation_data
-    from ragsift.evaluation.config_check import config_problems
-    from ragsift.evaluation.tune import load_tune_config
+    from ragsift.evaluation.run.config_check import config_problems
+    from ragsift.evaluation.run.tune import load_tune_config
 
     monkeypatch.chdir(TESTS.parent)  # the repository's relative data and model paths
     reset_registry()

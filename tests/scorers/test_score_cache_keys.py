@@ -8,7 +8,7 @@ The cache is shared across runs and checkouts (``[evaluation] cache = "shared"``
 misses one of these inputs puts another input's scores into a table without any error.
 
 Everything here goes through a real pipeline (``build_plugin("compressor", ...)`` then
-``ragsift.evaluation.caches.cache_scores``), so the splitter identity is the one the pipeline hands the cache."""
+``ragsift.evaluation.run.caches.cache_scores``), so the splitter identity is the one the pipeline hands the cache."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from ragsift.disk_cache import JsonStore
-from ragsift.evaluation.caches import cache_scores
+from ragsift.evaluation.run.caches import cache_scores
 from ragsift.plugin import Params
 from ragsift.registry import build_plugin, get_registry, register, reset_registry
 from ragsift.scorers.base import Scorer

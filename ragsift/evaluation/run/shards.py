@@ -5,7 +5,7 @@ file's order, after ``limit``) belongs to shard ``p % N``. Shards are therefore 
 sizes differ by at most one), need nothing but the data file to be recomputed, and do not
 depend on the other shards. Per-compressor ``limits`` and ``reader_limit`` keep counting the
 positions of the whole run, so N shards together evaluate exactly what one unsharded run would.
-``ragsift merge`` (:mod:`ragsift.evaluation.merge`) puts the shards back together.
+``ragsift merge`` (:mod:`ragsift.evaluation.run.merge`) puts the shards back together.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragsift.evaluation.statistics import (
+from ragsift.evaluation.report.statistics import (
     EXACT_MAX_PAIRS,
     bootstrap_ci,
     derive_seed,
@@ -123,7 +123,7 @@ def build_summary(
 
     Values are reported in display units (percentages x100, tokens, milliseconds). A metric
     absent from an example (undefined there) is left out of that metric's mean. Each comparison
-    holds :class:`~ragsift.evaluation.statistics.PairedComparison`'s fields, ``unpaired`` (ids
+    holds :class:`~ragsift.evaluation.report.statistics.PairedComparison`'s fields, ``unpaired`` (ids
     only one side has, left out) and, for a tested metric, ``family`` and ``p_holm`` (adjusted
     within the metric's family), for a binary tested metric ``mcnemar`` (``p_value``,
     ``compressor_only``, ``baseline_only``); a descriptive metric's holds the difference and its

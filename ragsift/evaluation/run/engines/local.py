@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import RagsiftError
-from ragsift.evaluation import sweep as sw
-from ragsift.evaluation.caches import RunCaches, attach_caches
-from ragsift.evaluation.plan import RunPlan, make_record
 from ragsift.evaluation.predictions import PredictionWriter, read_records
-from ragsift.evaluation.settings import EvaluationSettings
-from ragsift.evaluation.timing import timed_compress, timed_read
+from ragsift.evaluation.run import sweep as sw
+from ragsift.evaluation.run.caches import RunCaches, attach_caches
+from ragsift.evaluation.run.plan import RunPlan, make_record
+from ragsift.evaluation.run.settings import EvaluationSettings
+from ragsift.evaluation.run.timing import timed_compress, timed_read
 from ragsift.metrics.base import Metric
 from ragsift.output_files import describe_os_error
 from ragsift.readers.base import ReaderAnswer
@@ -29,7 +29,7 @@ class EvaluationInterrupted(RagsiftError):
 
 
 class LocalEngine:
-    """``--engine local``: the :class:`~ragsift.evaluation.plan.Engine` of this process."""
+    """``--engine local``: the :class:`~ragsift.evaluation.run.engines.Engine` of this process."""
 
     def check(self, plan: RunPlan) -> None:
         """Nothing to check: this process runs it."""

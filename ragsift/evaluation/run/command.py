@@ -26,8 +26,8 @@ RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report:
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ragsift.config import RunConfig, load_config
     from ragsift.errors import RagsiftError
-    from ragsift.evaluation.runner import RunOptions, run_evaluation
-    from ragsift.evaluation.shards import parse_shard
+    from ragsift.evaluation.run.runner import RunOptions, run_evaluation
+    from ragsift.evaluation.run.shards import parse_shard
 
     if args.allow_mixed and not args.resume:
         raise RagsiftError("--allow-mixed only applies with --resume.")
@@ -45,7 +45,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    from ragsift.evaluation.merge import merge_runs
+    from ragsift.evaluation.run.merge import merge_runs
 
     merge_runs([Path(d) for d in args.run_dirs], Path(args.out), parquet=args.parquet,
                argv=["ragsift", *sys.argv[1:]], echo=None if args.quiet else print)

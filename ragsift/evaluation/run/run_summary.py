@@ -1,6 +1,6 @@
 """The summary of a run's records, written into its run directory (summary.json, summary.md and,
 when asked, Parquet): shared by every engine and by ``ragsift merge``, so that all of them
-summarise alike (:mod:`ragsift.evaluation.report` computes it)."""
+summarise alike (:mod:`ragsift.evaluation.report.summary` computes it)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsift.evaluation.plan import RunPlan
 from ragsift.evaluation.predictions import prediction_paths, read_records
-from ragsift.evaluation.report import build_summary, format_markdown
+from ragsift.evaluation.report.summary import build_summary, format_markdown
+from ragsift.evaluation.run.plan import RunPlan
 from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.types import Example
 

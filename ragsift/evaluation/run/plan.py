@@ -2,29 +2,28 @@
 the plan (:class:`RunPlan`: the include-resolved config, the command line's options, the plugins
 built from the config, data, labels, limits, shard), made by :func:`plan_run`; the plugins built
 from a config (:func:`build_plugins`: the local engine and each Ray actor build them alike, from
-the plan's config); the predictions record of one example (:func:`make_record`); and the
-:class:`Engine` interface every engine implements."""
+the plan's config); the predictions record of one example (:func:`make_record`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ragsift.config import RunConfig, load_config
 from ragsift.datasets import DataSource
 from ragsift.errors import ConfigError
-from ragsift.evaluation import sweep as sw
 from ragsift.evaluation.predictions import prediction_paths
-from ragsift.evaluation.settings import EvaluationSettings
-from ragsift.evaluation.shards import Shard, select_shard
+from ragsift.evaluation.run import sweep as sw
+from ragsift.evaluation.run.settings import EvaluationSettings
+from ragsift.evaluation.run.shards import Shard, select_shard
 from ragsift.metrics.base import Metric, MetricInput
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.registry import build_plugin
 from ragsift.types import Example
 
-__all__ = ["RunOptions", "RunPlan", "Engine", "plan_run", "build_metrics", "build_plugins", "make_record"]
+__all__ = ["RunOptions", "RunPlan", "plan_run", "build_metrics", "build_plugins", "make_record"]
 
 
 @dataclass
@@ -44,11 +43,11 @@ class RunOptions:
     argv: list[str] | None = None
     progress: bool = True
     echo: Callable[[str], None] = field(default=print)
-    #: ``--shard i/N``: only the examples at positions p with p % N == i (:mod:`ragsift.evaluation.shards`)
+    #: ``--shard i/N``: only the examples at positions p with p % N == i (:mod:`ragsift.evaluation.run.shards`)
     shard: Shard | None = None
     #: also write predictions and per-sentence scores as Parquet (``[evaluation] parquet`` too)
     parquet: bool = False
-    #: ``local`` (this process) or ``ray`` (:mod:`ragsift.evaluation.ray_engine`)
+    #: ``local`` (this process) or ``ray`` (:mod:`ragsift.evaluation.run.engines.ray`)
     engine: str = "local"
 
 
@@ -91,19 +90,6 @@ class RunPlan:
     def prediction_paths(self, run_dir: Path) -> dict[str, Path]:
         """label -> its predictions file in ``run_dir``."""
         return prediction_paths(run_dir, self.labels, self.config.source)
-
-
-class Engine(Protocol):
-    """How a run's examples are compressed, read and recorded (``--engine``): the local engine
-    (:mod:`ragsift.evaluation.local_engine`) or Ray (:mod:`ragsift.evaluation.ray_engine`)."""
-
-    def check(self, plan: RunPlan) -> None:
-        """Refuse the plan before anything is written (a missing package, say)."""
-
-    def run(self, plan: RunPlan, run_dir: Path, paths: Mapping[str, Path]) -> dict[str, Any]:
-        """Write the records of every example of ``plan`` not yet in ``paths``; returns what the
-        manifest records about the run's caches and the engine."""
-        ...
 
 
 def _load_examples(source: DataSource, limit: int | None) -> list[Example]:

@@ -31,7 +31,7 @@ docs/tuning.md."""
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    from ragsift.evaluation.tune import TuneOptions, run_tune
+    from ragsift.evaluation.run.tune import TuneOptions, run_tune
 
     run_tune(TuneOptions(config=args.config, out=Path(args.out), frozen=None if args.frozen is None else Path(args.frozen),
                          data=args.data, format=args.format, limit=args.limit, resume=args.resume, force=args.force,

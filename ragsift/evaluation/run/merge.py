@@ -7,7 +7,7 @@ once; and their records cover every example of the whole run exactly once per co
 run is planned again from the recorded config and the input file, as ``ragsift evaluate`` plans it).
 Anything else is refused, naming the run directories. The merged directory is a run directory
 like any other: predictions in example order, summary, paired tests and report computed by the
-same code as an unsharded run (:func:`ragsift.evaluation.run_summary.summarise`). The run is
+same code as an unsharded run (:func:`ragsift.evaluation.run.run_summary.summarise`). The run is
 planned from the config the shards' manifests record (include-resolved): no config file is read
 again, so an included file edited since the shards ran changes nothing.
 """
@@ -22,13 +22,13 @@ from typing import Any
 
 from ragsift.config import RunConfig
 from ragsift.errors import ConfigError, DataFormatError, OutputError
-from ragsift.evaluation import manifest as mf
-from ragsift.evaluation.html_report import write_report
-from ragsift.evaluation.manifest import check_run_dir, version_changes
-from ragsift.evaluation.plan import RunOptions, RunPlan, plan_run
 from ragsift.evaluation.predictions import prediction_paths, read_predictions, record_line
-from ragsift.evaluation.report import format_table
-from ragsift.evaluation.run_summary import summarise
+from ragsift.evaluation.report.html import write_report
+from ragsift.evaluation.report.summary import format_table
+from ragsift.evaluation.run import manifest as mf
+from ragsift.evaluation.run.manifest import check_run_dir, version_changes
+from ragsift.evaluation.run.plan import RunOptions, RunPlan, plan_run
+from ragsift.evaluation.run.run_summary import summarise
 from ragsift.output_files import describe_os_error
 
 __all__ = ["merge_runs"]

@@ -20,7 +20,7 @@ from ragsift.errors import ConfigError, DataFormatError, OutputError
 from ragsift.provenance import device_info, git_state, now, package_versions, sha256_bytes, sha256_file, stamp
 
 if TYPE_CHECKING:
-    from ragsift.evaluation.plan import RunPlan
+    from ragsift.evaluation.run.plan import RunPlan
 
 __all__ = [
     "MANIFEST_NAME", "sha256_file", "sha256_bytes", "git_state", "package_versions", "device_info", "model_specs",

@@ -10,7 +10,7 @@ bound, not a frontier point. Colours are distinct hues for up to 20 compressors,
 its own marker shape; latency axes are in seconds. Published figures (``Anchor``: EXIT's,
 LongRefiner's, where a config reproduces their setting) can be overlaid, labelled as such.
 Every number drawn comes from ``summary.json`` (means and bootstrap
-intervals computed by :mod:`ragsift.evaluation.report`); nothing is recomputed here.
+intervals computed by :mod:`ragsift.evaluation.report.summary`); nothing is recomputed here.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from RUN_DIR/summary.json, manifest.json and predictions/ ('ragsift evaluate' wr
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ragsift.evaluation.html_report import write_report
+    from ragsift.evaluation.report.html import write_report
 
     write_report(Path(args.run_dir), echo=None if args.quiet else print)
     return 0

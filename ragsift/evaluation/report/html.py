@@ -3,9 +3,9 @@
 The page is self-contained (it opens with no network): inline CSS, the plots embedded as base64
 PNG data URIs, and one small inline script (sortable tables, the compare view's choice of two
 compressors; the page reads the same without it). It is rendered from jinja2 templates
-(``ragsift/evaluation/templates``) with autoescaping: every text from the run (questions,
+(``ragsift/evaluation/report/templates``) with autoescaping: every text from the run (questions,
 documents, answers, labels: untrusted) is escaped by the template engine. Every number of the
-tables comes from ``summary.json``, formatted by :mod:`ragsift.evaluation.report` exactly as in
+tables comes from ``summary.json``, formatted by :mod:`ragsift.evaluation.report.summary` exactly as in
 ``summary.md``; the plots draw the same means and intervals. ``records.csv`` holds the
 per-question records the page shows (:func:`question_rows` feeds both). Documents and gold
 evidence of the per-example view come from the run's input file (``manifest.json``), checked
@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError, RagsiftError
-from ragsift.evaluation import plots as pl
-from ragsift.evaluation.example_view import (
+from ragsift.evaluation.predictions import prediction_path, read_predictions
+from ragsift.evaluation.report import plots as pl
+from ragsift.evaluation.report.example_view import (
     SCORE_SHADES,
     DocumentText,
     ExampleView,
@@ -37,8 +38,7 @@ from ragsift.evaluation.example_view import (
     view_context,
     view_css,
 )
-from ragsift.evaluation.predictions import prediction_path, read_predictions
-from ragsift.evaluation.report import (
+from ragsift.evaluation.report.summary import (
     LATENCY_STAGES,
     SIGNIFICANCE,
     Column,
@@ -214,7 +214,7 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
 def _load_documents(data: RunData) -> tuple[dict[str, tuple[list[DocumentText], bool]], str | None]:
     """id -> (documents, whether gold evidence is known), from the manifest's input file; the
     note says why the documents come from the records instead, when they do."""
-    from ragsift.evaluation.manifest import sha256_file
+    from ragsift.provenance import sha256_file
 
     source = data.manifest.get("input", {})
     path = Path(source["path"]) if source.get("path") else None
@@ -259,7 +259,7 @@ def _env() -> Any:
     """The template environment: the package's templates, every ``{{ }}`` HTML-escaped."""
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation", "templates"), autoescape=True,
+    return jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation.report", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined)
 
 

@@ -17,7 +17,7 @@ tokens"; ``within = 1`` is "the fewest prompt tokens within 1 EM point of the be
 the higher metric, then to the earlier point of the sweep.
 
 ``tune`` refuses the evaluation file (by content hash, and any of its question ids), runs the sweep
-with :func:`ragsift.evaluation.runner.run_evaluation` into ``--out`` (a normal run directory:
+with :func:`ragsift.evaluation.run.runner.run_evaluation` into ``--out`` (a normal run directory:
 resumable, with its report), reads the run's summary and predictions, and writes the frozen config:
 a run config holding, per swept compressor (a family), its chosen point under the family's label
 (every setting written out), the sweep's other compressors, its dataset, reader and evaluation
@@ -42,9 +42,9 @@ from ragsift import config_files
 from ragsift.config import load_config
 from ragsift.datasets.holdout import refuse_evaluation_data
 from ragsift.errors import ConfigError
-from ragsift.evaluation import manifest as mf
 from ragsift.evaluation.predictions import prediction_path, read_records
-from ragsift.evaluation.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run import manifest as mf
+from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 from ragsift.plugin import format_validation_error
 
 __all__ = ["TuneRule", "TuneConfig", "TuneOptions", "load_tune_config", "choose", "point_rows", "run_tune",
@@ -194,7 +194,7 @@ def _without_none(value: Any) -> Any:
 
 def _check_metric(rule: TuneRule, evaluation: Mapping[str, Any], where: str) -> None:
     """A ConfigError, before the run, when the run's metrics do not report the rule's metric."""
-    from ragsift.evaluation.settings import EvaluationSettings
+    from ragsift.evaluation.run.settings import EvaluationSettings
     from ragsift.registry import get_registry
 
     registry = get_registry()

@@ -84,8 +84,8 @@ class EvaluationSettings(BaseModel):
     together (the reader batches or sends them concurrently). ``cache``: where per-sentence
     scores and reader answers are cached (``run``: RUN_DIR/cache, the default; ``shared``:
     $RAGSIFT_CACHE or ~/.cache/ragsift; a folder; ``off``), see
-    :mod:`ragsift.evaluation.caches`. ``sweep``: compressor label -> a grid of selector /
-    assembler params (``{selector = {k = [1, 3, 5]}}``), see :mod:`ragsift.evaluation.sweep`.
+    :mod:`ragsift.evaluation.run.caches`. ``sweep``: compressor label -> a grid of selector /
+    assembler params (``{selector = {k = [1, 3, 5]}}``), see :mod:`ragsift.evaluation.run.sweep`.
     ``parquet``: also write the predictions and per-sentence scores as Parquet
     (:mod:`ragsift.evaluation.columnar`). ``ray``: :class:`RaySettings` (``--engine ray``).
     """

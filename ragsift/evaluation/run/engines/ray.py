@@ -11,12 +11,12 @@ become a Ray Dataset; two ``map_batches`` stages run over actor pools:
    ``reader_limit``) and makes the same predictions record as the local engine (``make_record``).
 
 Pool sizes, GPUs and CPUs per actor, batch size and fault tolerance come from
-``[evaluation.ray]`` (:class:`~ragsift.evaluation.settings.RaySettings`). The driver writes each
+``[evaluation.ray]`` (:class:`~ragsift.evaluation.run.settings.RaySettings`). The driver writes each
 record as it arrives, through the same flushed JSONL writer, skipping an id it already wrote, so
 a batch that Ray retries after a crashed actor is written once; a run that fails anyway keeps
 every finished example and ``--resume`` (with either engine) computes only the rest. The summary,
 tests, Parquet files and report are then made by the local engine's code
-(:func:`ragsift.evaluation.run_summary.summarise`). With ``cache = "run"`` (the default) actors share
+(:func:`ragsift.evaluation.run.run_summary.summarise`). With ``cache = "run"`` (the default) actors share
 RUN_DIR/cache, which on a cluster must be a shared file system (else use a shared folder or
 ``cache = "off"``).
 """
@@ -35,11 +35,11 @@ import numpy as np
 
 from ragsift.config import RunConfig
 from ragsift.errors import ConfigError
-from ragsift.evaluation.caches import attach_caches
-from ragsift.evaluation.plan import RunPlan, build_plugins, make_record
 from ragsift.evaluation.predictions import PredictionWriter, read_records, record_json
-from ragsift.evaluation.settings import EvaluationSettings
-from ragsift.evaluation.timing import timed_compress, timed_read
+from ragsift.evaluation.run.caches import attach_caches
+from ragsift.evaluation.run.plan import RunPlan, build_plugins, make_record
+from ragsift.evaluation.run.settings import EvaluationSettings
+from ragsift.evaluation.run.timing import timed_compress, timed_read
 
 __all__ = ["RayEngine", "check_ray", "evaluate_with_ray", "CompressStage", "ReadStage"]
 
@@ -77,7 +77,7 @@ class CompressStage:
     """A compress actor: builds the config's compressors once; each row is (label, example)."""
 
     def __init__(self, config: RunConfig, run_dir: str) -> None:
-        from ragsift.evaluation import sweep as sw
+        from ragsift.evaluation.run import sweep as sw
 
         self.settings, self.compressors, families, _, _ = _plugins(config, no_reader=True)
         _, self.caches = attach_caches(self.compressors, None, self.settings.cache, Path(run_dir),
@@ -170,7 +170,7 @@ def _start_ray(address: str | None, quiet: bool = False) -> bool:
 
 
 class RayEngine:
-    """``--engine ray``: the :class:`~ragsift.evaluation.plan.Engine` of a Ray Data pipeline."""
+    """``--engine ray``: the :class:`~ragsift.evaluation.run.engines.Engine` of a Ray Data pipeline."""
 
     def check(self, plan: RunPlan) -> None:
         check_ray(plan.settings)

@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 
 from ragsift.config import RunConfig
 from ragsift.errors import RagsiftError
-from ragsift.evaluation.manifest import model_specs
 from ragsift.evaluation.predictions import prediction_paths
-from ragsift.evaluation.settings import EvaluationSettings
-from ragsift.evaluation.sweep import expand_sweeps
+from ragsift.evaluation.run.manifest import model_specs
+from ragsift.evaluation.run.settings import EvaluationSettings
+from ragsift.evaluation.run.sweep import expand_sweeps
 from ragsift.models import check_model
 from ragsift.registry import build_plugin
 
@@ -61,7 +61,7 @@ def config_problems(config: RunConfig) -> list[str]:
                 labels, families = list(expanded[0]), list(expanded[1].values())
         if specs:
             attempt(lambda: settings.check_labels(labels, config.source, families=families))
-        from ragsift.evaluation.plan import build_metrics
+        from ragsift.evaluation.run.plan import build_metrics
 
         metrics = attempt(lambda: build_metrics(settings, reader, config.source)) or []
     if specs:

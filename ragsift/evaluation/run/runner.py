@@ -3,12 +3,12 @@ write one JSON line per example as soon as it is done, then summarise.
 
 Run directory layout::
 
-    RUN_DIR/manifest.json              what produced the run (see ragsift.evaluation.manifest)
+    RUN_DIR/manifest.json              what produced the run (see ragsift.evaluation.run.manifest)
     RUN_DIR/config.toml                the config file, byte for byte
     RUN_DIR/predictions/<label>.jsonl  one record per example and compressor
     RUN_DIR/summary.json, summary.md   means, CIs, paired tests, latency
 
-A run is one value, the plan (:func:`ragsift.evaluation.plan.plan_run`: the config read once with
+A run is one value, the plan (:func:`ragsift.evaluation.run.plan.plan_run`: the config read once with
 its includes, the plugins, the data); :func:`run_evaluation` goes plan -> run-directory check ->
 manifest start -> ``engine.run`` -> summary -> manifest finish.
 
@@ -22,29 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError, OutputError, RagsiftError
-from ragsift.evaluation import manifest as mf
-from ragsift.evaluation.html_report import write_report
-from ragsift.evaluation.local_engine import EvaluationInterrupted, LocalEngine, problem
-from ragsift.evaluation.manifest import check_run_dir, version_changes
-from ragsift.evaluation.plan import Engine, RunOptions, RunPlan, build_metrics, plan_run
-from ragsift.evaluation.report import format_table
-from ragsift.evaluation.run_summary import collect_records, summarise
+from ragsift.evaluation.report.html import write_report
+from ragsift.evaluation.report.summary import format_table
+from ragsift.evaluation.run import manifest as mf
+from ragsift.evaluation.run.engines import get_engine
+from ragsift.evaluation.run.engines.local import EvaluationInterrupted, problem
+from ragsift.evaluation.run.manifest import check_run_dir, version_changes
+from ragsift.evaluation.run.plan import RunOptions, RunPlan, build_metrics, plan_run
+from ragsift.evaluation.run.run_summary import collect_records, summarise
 from ragsift.output_files import describe_os_error
 from ragsift.remote import redact_secrets
 
 __all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise",
            "version_changes", "check_run_dir", "collect_records", "problem", "build_metrics", "get_engine"]
-
-
-def get_engine(name: str) -> Engine:
-    """The engine of ``--engine NAME``."""
-    if name == "local":
-        return LocalEngine()
-    if name == "ray":
-        from ragsift.evaluation.ray_engine import RayEngine
-
-        return RayEngine()
-    raise ConfigError(f"--engine: expected 'local' or 'ray'; got '{name}'.")
 
 
 def _redact(text: str, reader: Any) -> str:
