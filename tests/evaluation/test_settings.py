@@ -22,6 +22,11 @@ def test_defaults_and_metric_tables() -> None:
         ({"repeats": 0}, "'repeats'"),
         ({"confidence": 1.5}, "'confidence'"),
         ({"metrics": [{"min_overlap": 0.5}]}, "needs a 'name'"),
+        # both tables ([evaluation] and [evaluation.ray]) refuse unknown keys and true/false for a number
+        ({"bootstrap_samples": True}, "'bootstrap_samples': expects a number, not true"),
+        ({"ray": {"batch_size": True}}, "'ray.batch_size': expects a number, not true"),
+        ({"ray": {"max_restarts": False}}, "'ray.max_restarts': expects a number, not false"),
+        ({"ray": {"adress": "auto"}}, "unknown parameter 'ray.adress'"),
     ],
 )
 def test_bad_tables_are_refused(table: dict, needle: str) -> None:  # type: ignore[type-arg]

@@ -13,7 +13,18 @@ from ragsift.plugin import format_validation_error, reject_bool
 __all__ = ["EvaluationSettings", "RaySettings"]
 
 
-class RaySettings(BaseModel):
+class _Table(BaseModel):
+    """A table of the config: unknown keys are errors, and ``true``/``false`` is never a number."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return reject_bool(cls, value, info)
+
+
+class RaySettings(_Table):
     """``[evaluation.ray]``: how ``ragsift evaluate --engine ray`` uses a Ray cluster.
 
     ``address``: the cluster to join (``"auto"``: the one this machine belongs to, ``ray://HOST:10001``:
@@ -28,8 +39,6 @@ class RaySettings(BaseModel):
     loops, so set a number on a cluster); finished examples are kept either way and ``--resume``
     goes on.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     address: str | None = None
     compress_actors: int | list[int] = 1
@@ -52,18 +61,13 @@ class RaySettings(BaseModel):
             raise ValueError(f"pool sizes must be integers >= 1; got {value}")
         return value
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool(cls, value, info)
-
     def pool(self, stage: str) -> int | tuple[int, int]:
         """The ``concurrency`` of a stage's ``map_batches``: a fixed size or (min, max)."""
         value = self.compress_actors if stage == "compress" else self.read_actors
         return value if isinstance(value, int) else (value[0], value[1])
 
 
-class EvaluationSettings(BaseModel):
+class EvaluationSettings(_Table):
     """How ``ragsift evaluate`` runs and reports.
 
     ``limit``: the first N examples. ``limits``: a smaller N for some compressors (slow ones),
@@ -90,8 +94,6 @@ class EvaluationSettings(BaseModel):
     (:mod:`ragsift.evaluation.columnar`). ``ray``: :class:`RaySettings` (``--engine ray``).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     limit: int | None = Field(None, ge=1, description="only the first N examples")
     limits: dict[str, int] = Field(default_factory=dict, description="compressor label -> its own smaller N")
     reader_limit: int | None = Field(None, ge=0, description="only the first N examples of each compressor are read")
@@ -117,11 +119,6 @@ class EvaluationSettings(BaseModel):
         if isinstance(value, str) and not value.strip():
             raise ValueError("expected 'run', 'shared', 'off', true, false or a folder")
         return value
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return reject_bool(cls, value, info)
 
     @field_validator("limits", mode="before")
     @classmethod
