@@ -4,7 +4,8 @@
 the inputs (also through a symlink or a hard link), a folder, a file in a missing folder, or an
 existing file (unless ``force``). :class:`AtomicOutput` writes to a temporary file in the same
 folder and renames it into place only on success; a failed or interrupted run keeps what it
-wrote under ``NAME.partial`` and never under the final name. Special files (``/dev/stdout``,
+wrote under ``NAME.partial`` and never under the final name (:func:`write_atomically`: the
+same for a file written in one go, which leaves nothing behind when it fails). Special files (``/dev/stdout``,
 ``/dev/full``, pipes) are written directly: they cannot be renamed into.
 
 Every name a write may create is checked, not only the output: ``NAME.partial`` (and any
@@ -20,14 +21,15 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import TextIO
 
 from ragsift.errors import OutputError
 
-__all__ = ["check_output", "AtomicOutput", "describe_os_error", "partial_path", "PARTIAL_SUFFIX"]
+__all__ = ["check_output", "AtomicOutput", "describe_os_error", "partial_path", "PARTIAL_SUFFIX", "write_atomically",
+           "write_text_atomically"]
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -108,6 +110,23 @@ def _mode_for(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+def write_atomically(path: Path, write: Callable[[str], object]) -> None:
+    """``write(name)`` to a temporary name beside ``path``, then rename it to ``path``: a kill or
+    a full disk leaves the old file (or none), never a truncated one."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        write(str(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """:func:`write_atomically` for a text (UTF-8) file."""
+    write_atomically(path, lambda name: Path(name).write_text(text, encoding="utf-8"))
 
 
 class AtomicOutput:

@@ -17,12 +17,12 @@ crash-safe record that ``--resume`` reads. pyarrow is an optional dependency (``
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError, DataFormatError
+from ragsift.output_files import write_atomically
 
 __all__ = ["write_parquet", "read_parquet", "parquet_path", "sentences_path", "require_pyarrow"]
 
@@ -83,12 +83,7 @@ def _row(record: Mapping[str, Any], json_columns: Sequence[str]) -> dict[str, An
 def _write_table(table: Any, path: Path) -> None:
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomically(path, lambda name: pq.write_table(table, name))
 
 
 def write_parquet(jsonl: Path, records: Sequence[Mapping[str, Any]]) -> tuple[Path, Path]:

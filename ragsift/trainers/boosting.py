@@ -25,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ragsift.output_files import write_text_atomically
 from ragsift.scorers.tree_ensemble import Tree, TreeEnsemble, sigmoid
-from ragsift.trainers.checkpoint import read_json_state, write_text_atomically
+from ragsift.trainers.checkpoint import read_json_state
 
 __all__ = ["BoostingSettings", "fit_boosting", "log_loss"]
 

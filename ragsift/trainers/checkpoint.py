@@ -7,7 +7,7 @@ ignored. :func:`step_loop` is the trainers' resumable step loop, checkpointing a
 :func:`run_steps` its plain form with a linearly decaying learning rate.
 
 Every checkpoint and feature-cache file is written under a temporary name and renamed into
-place (:func:`write_atomically`), so a kill mid-write never leaves a truncated file under its
+place (:func:`ragsift.output_files.write_atomically`), so a kill mid-write never leaves a truncated file under its
 name; one that cannot be read all the same (a disk fault, an edit) is reported by
 :func:`read_saved` naming the file and what to delete before resuming.
 """
@@ -15,39 +15,22 @@ name; one that cannot be read all the same (a disk fault, an edit) is reported b
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ragsift.errors import DataFormatError
+from ragsift.output_files import write_atomically, write_text_atomically
 
-__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_loop", "run_steps", "write_atomically",
-           "save_tensors", "write_text_atomically", "read_saved", "read_json_state"]
+__all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_loop", "run_steps",
+           "save_tensors", "read_saved", "read_json_state"]
 
 T = TypeVar("T")
-
-
-def write_atomically(path: Path, write: Callable[[str], object]) -> None:
-    """``write(name)`` to a temporary name beside ``path``, then rename it to ``path``: a kill or
-    a full disk leaves the old file (or none), never a truncated one."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        write(str(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def save_tensors(path: Path, tensors: dict[str, Any], save_file: Callable[[dict[str, Any], str], object]) -> None:
     """``save_file(tensors, name)`` (safetensors' numpy or torch writer) through :func:`write_atomically`."""
     write_atomically(path, lambda name: save_file(tensors, name))
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    """:func:`write_atomically` for a text (UTF-8) file."""
-    write_atomically(path, lambda name: Path(name).write_text(text, encoding="utf-8"))
 
 
 def read_saved(path: Path, read: Callable[[str], T], remove: Path | None = None) -> T:

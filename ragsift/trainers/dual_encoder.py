@@ -48,12 +48,13 @@ from pydantic import Field
 
 from ragsift.errors import ConfigError
 from ragsift.models import OFFLINE_MINILM
+from ragsift.output_files import write_text_atomically
 from ragsift.plugin import Params
 from ragsift.registry import build_plugin
 from ragsift.scorers.dual_encoder import DualEncoderScorer
 from ragsift.scorers.embedding_head import new_head, save_head
 from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, TrainingResult, sentence_kinds
-from ragsift.trainers.checkpoint import read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
+from ragsift.trainers.checkpoint import read_json_state, read_saved, run_steps, save_tensors
 
 __all__ = ["DualEncoderTrainer", "DualEncoderTrainerParams", "HEAD_FOLDER"]
 

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragsift.errors import ConfigError
+from ragsift.output_files import write_text_atomically
 from ragsift.trainers.base import DevPredictions, TrainingJob
-from ragsift.trainers.checkpoint import TrainableParameters, read_json_state, read_saved, run_steps, save_tensors, write_text_atomically
+from ragsift.trainers.checkpoint import TrainableParameters, read_json_state, read_saved, run_steps, save_tensors
 
 if TYPE_CHECKING:
     from ragsift.scorers.dual_encoder import DualEncoderScorer

@@ -23,6 +23,7 @@ from ragsift.errors import ConfigError
 from ragsift.lm import EXIT_TEMPLATE, YesNoEngine, YesNoPromptEncoder, resolve_max_length
 from ragsift.lm.readout import save_readout
 from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.output_files import write_text_atomically
 from ragsift.plugin import Params
 from ragsift.registry import build_plugin
 from ragsift.scorers.causal_yes_no import CausalYesNoScorer
@@ -33,7 +34,7 @@ from ragsift.trainers.base import (
     TrainingResult,
     sentence_kinds,
 )
-from ragsift.trainers.checkpoint import read_json_state, read_saved, save_tensors, write_text_atomically
+from ragsift.trainers.checkpoint import read_json_state, read_saved, save_tensors
 
 __all__ = ["YesNoReadoutTrainer", "YesNoReadoutTrainerParams", "fit_readout", "dev_predictions"]
 

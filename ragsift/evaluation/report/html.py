@@ -55,6 +55,7 @@ from ragsift.evaluation.report.summary import (
     too_few_note,
     unpaired_note,
 )
+from ragsift.output_files import write_atomically, write_text_atomically
 
 __all__ = ["write_report", "load_run", "RunData", "REPORT_NAME", "PLOTS_DIR", "CSV_NAME", "question_rows",
            "gold_readers", "compare_pair", "render_html"]
@@ -409,12 +410,13 @@ def question_rows(data: RunData, views: Sequence[ExampleView]) -> list[dict[str,
 
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     """``records.csv``: :func:`question_rows` as CSV (empty cells: no value)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else list(_CSV_FIXED))
-        writer.writeheader()
-        writer.writerows(rows)
-    tmp.replace(path)
+    def write(name: str) -> None:
+        with open(name, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else list(_CSV_FIXED))
+            writer.writeheader()
+            writer.writerows(rows)
+
+    write_atomically(path, write)
     return path
 
 
@@ -583,11 +585,9 @@ def write_report(run_dir: Path, echo: Callable[[str], None] | None = None) -> Pa
     plots, notes = _make_plots(data)
     documents, documents_note = _load_documents(data)
     path = data.run_dir / REPORT_NAME
-    tmp = path.with_name(path.name + ".tmp")
     views = order_views(build_views(data.records, documents))
     write_csv(data.run_dir / CSV_NAME, question_rows(data, views))
-    tmp.write_text(render_html(data, plots, notes, documents, documents_note, views), encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomically(path, render_html(data, plots, notes, documents, documents_note, views))
     if echo is not None:
         echo(f"report: {path} (plots in {data.run_dir / PLOTS_DIR})")
     return path

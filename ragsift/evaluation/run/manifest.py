@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsift.errors import ConfigError, DataFormatError, OutputError
+from ragsift.output_files import describe_os_error, write_text_atomically
 from ragsift.provenance import device_info, git_state, now, package_versions, sha256_bytes, sha256_file, stamp
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST_NAME", "sha256_file", "sha256_bytes", "git_state", "package_versions", "device_info", "model_specs",
-    "describe_models", "read_manifest", "write_manifest", "now", "command_line", "run_manifest", "check_resume",
+    "describe_models", "read_manifest", "open_run_dir", "write_manifest", "now", "command_line", "run_manifest", "check_resume",
     "version_changes", "check_run_dir",
 ]
 
@@ -59,22 +59,35 @@ def describe_models(specs: Iterator[str] | list[str]) -> list[dict[str, Any]]:
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """The manifest of the run in ``run_dir`` (None: there is none); an unreadable one is a
+    :class:`DataFormatError` naming it."""
     path = run_dir / MANIFEST_NAME
     if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(path, None, f"cannot read this run's manifest ({exc}).") from None
+
+
+def open_run_dir(run_dir: Path, manifest: Mapping[str, Any], config_bytes: bytes) -> None:
+    """Make ``run_dir`` and write the manifest first (a folder holding anything else is a run),
+    then the config file byte for byte; a failed write is an :class:`OutputError`."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_manifest(run_dir, manifest)
+        (run_dir / "config.toml").write_bytes(config_bytes)
+    except OSError as exc:
+        raise OutputError(describe_os_error(exc)) from None
 
 
 def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> Path:
     """Write atomically (a killed run never leaves half a manifest); a failed write (a full disk)
     removes its temporary file and raises the OSError with the manifest's path."""
     path = run_dir / MANIFEST_NAME
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
-        tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomically(path, json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n")
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         if not exc.filename:
             exc.filename = str(path)
         raise
@@ -186,16 +199,13 @@ def check_run_dir(run_dir: Path, resume: bool, *, resumable: bool = True) -> dic
     command without ``--resume``, such as ``merge``, which never suggests it)."""
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputError(f"--out {run_dir} is a file; give a folder (new or empty) for the run.")
-    try:
-        old = read_manifest(run_dir)
-    except (ValueError, OSError) as exc:
-        raise DataFormatError(run_dir / MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
+    old = read_manifest(run_dir)
     if old is not None:
         if not resume:
             hint = "pass --resume to finish it, or choose" if resumable else "choose"
             raise ConfigError(f"{run_dir} already holds a run ({MANIFEST_NAME}); {hint} another --out directory.")
         return old
-    if run_dir.is_dir() and any(not p.name.startswith(MANIFEST_NAME + ".tmp") for p in run_dir.iterdir()):
+    if run_dir.is_dir() and any(not p.name.startswith(f".{MANIFEST_NAME}.tmp") for p in run_dir.iterdir()):
         raise OutputError(f"--out {run_dir} is not empty and holds no ragsift run (no {MANIFEST_NAME}); a run is "
                           "written only into a new or empty folder. Choose another --out directory.")
     return None

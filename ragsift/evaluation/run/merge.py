@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.config import RunConfig
-from ragsift.errors import ConfigError, DataFormatError, OutputError
+from ragsift.errors import ConfigError, OutputError
 from ragsift.evaluation.predictions import prediction_paths, read_predictions, record_line
 from ragsift.evaluation.report.html import write_report
 from ragsift.evaluation.report.summary import format_table
@@ -29,7 +29,7 @@ from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.manifest import check_run_dir, version_changes
 from ragsift.evaluation.run.plan import RunOptions, RunPlan, plan_run
 from ragsift.evaluation.run.run_summary import summarise
-from ragsift.output_files import describe_os_error
+from ragsift.output_files import describe_os_error, write_text_atomically
 
 __all__ = ["merge_runs"]
 
@@ -41,10 +41,7 @@ def _short(value: object) -> str:
 def _read_shard(run_dir: Path) -> dict[str, Any]:
     if not run_dir.is_dir():
         raise ConfigError(f"{run_dir}: no such run directory.")
-    try:
-        manifest = mf.read_manifest(run_dir)
-    except (ValueError, OSError) as exc:
-        raise DataFormatError(run_dir / mf.MANIFEST_NAME, None, f"cannot read this run's manifest ({exc}).") from None
+    manifest = mf.read_manifest(run_dir)
     if manifest is None:
         raise ConfigError(f"{run_dir}: not a ragsift run (no {mf.MANIFEST_NAME}).")
     shard = (manifest.get("run") or {}).get("shard")
@@ -179,17 +176,11 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
         for d, m in sorted(shards, key=lambda s: s[1]["run"]["shard"]["index"])
     ]
     paths = prediction_paths(out, plan.labels)
+    mf.open_run_dir(out, manifest, plan.config.files[0][1])
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        mf.write_manifest(out, manifest)
-        (out / "config.toml").write_bytes(plan.config.files[0][1])
         for label, recs in records.items():
             paths[label].parent.mkdir(parents=True, exist_ok=True)
-            tmp = paths[label].with_name(paths[label].name + ".tmp")
-            with tmp.open("w", encoding="utf-8") as fh:
-                for record in recs:
-                    fh.write(record_line(record) + "\n")
-            tmp.replace(paths[label])
+            write_text_atomically(paths[label], "".join(record_line(record) + "\n" for record in recs))
     except OSError as exc:
         raise OutputError(describe_os_error(exc)) from None
     summary = summarise(plan, out, records)

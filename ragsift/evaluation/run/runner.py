@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragsift.errors import ConfigError, OutputError, RagsiftError
+from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation.report.html import write_report
 from ragsift.evaluation.report.summary import format_table
 from ragsift.evaluation.run import manifest as mf
@@ -62,12 +62,7 @@ def _start_manifest(plan: RunPlan, run_dir: Path, old: dict[str, Any] | None) ->
         if changes:
             resumed["mixed"] = changes
         manifest["resumed"] = [*old.get("resumed", []), resumed]
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        mf.write_manifest(run_dir, manifest)  # first: a folder holding anything else is a run
-        (run_dir / "config.toml").write_bytes(plan.config.files[0][1])
-    except OSError as exc:
-        raise OutputError(describe_os_error(exc)) from None
+    mf.open_run_dir(run_dir, manifest, plan.config.files[0][1])
     return manifest
 
 
