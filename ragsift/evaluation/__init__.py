@@ -1,10 +1,6 @@
 """Evaluation: run compressors (and a reader) over a dataset, with statistics and a manifest.
-
-Two wings: the run (:mod:`ragsift.evaluation.run`: plan, engines, manifest, caches, shards, merge,
-sweep, tune) and the report (:mod:`ragsift.evaluation.report`: summary, statistics, HTML, plots,
-example view, ``ragsift report``), which share only the run directory's record formats
-(:mod:`ragsift.evaluation.predictions`, :mod:`ragsift.evaluation.columnar`). This module is the
-package's front door: the names below, imported lazily."""
+Two wings, :mod:`.run` and :mod:`.report`, sharing only the record formats (:mod:`.predictions`,
+:mod:`.columnar`); docs/architecture.md maps them. This front door imports lazily."""
 
 from __future__ import annotations
 

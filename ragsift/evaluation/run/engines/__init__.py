@@ -1,7 +1,5 @@
-"""The engines of ``ragsift evaluate --engine``: each compresses, reads and records a plan's
-examples behind one interface, :class:`Engine` (the local engine, :mod:`.local`, in this process;
-Ray Data, :mod:`.ray`, across workers). A new engine is a class with these two methods, named in
-:func:`get_engine`."""
+"""The engines of ``--engine`` behind one interface, :class:`Engine`: :mod:`.local` (this process)
+and :mod:`.ray` (Ray Data); a new one is a class with its two methods, named in :func:`get_engine`."""
 
 from __future__ import annotations
 
