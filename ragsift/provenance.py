@@ -3,7 +3,8 @@ manifest and the training card.
 
 File and byte SHA-256s, the git checkout's commit, the versions of ragsift and the packages that
 decide its results, the machine, and a UTC timestamp. :func:`stamp` is the block every record
-carries (ragsift version, git, created_at, packages).
+carries (ragsift version, git, created_at, packages); :func:`portable_path` names a file without
+this machine's absolute paths.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import importlib.metadata
 import os
 import platform
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["now", "sha256_bytes", "sha256_file", "git_state", "package_versions", "device_info", "stamp"]
+__all__ = ["now", "sha256_bytes", "sha256_file", "git_state", "package_versions", "device_info", "stamp",
+           "portable_path"]
 
 _PACKAGES = (
     "ragsift", "numpy", "torch", "transformers", "sentence-transformers", "tokenizers", "peft", "accelerate",
@@ -41,6 +44,14 @@ def sha256_file(path: str | Path) -> str:
         while block := fh.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+def portable_path(path: Path, roots: Iterable[Path]) -> str | None:
+    """``path`` relative to the first of ``roots`` that holds it (``.`` for a root itself), else None."""
+    for root in roots:
+        if path.is_relative_to(root):
+            return str(path.relative_to(root))
+    return None
 
 
 def git_state(start: Path | None = None) -> dict[str, Any]:

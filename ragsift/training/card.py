@@ -20,6 +20,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ragsift.provenance import portable_path
+
 __all__ = ["write_card", "rewrite_card", "hub_metadata", "portable_paths", "NOTES_MARKER", "LICENSE", "DATASETS"]
 
 #: the licence of the trained files: ragsift's, and that of every base model they are trained on
@@ -41,18 +43,8 @@ _ABSOLUTE = re.compile(r"/[\w.~+@-]+(?:/[\w.~+@-]+)+/?")
 def _portable(text: str, roots: list[Path]) -> str:
     """``text`` with every absolute path under one of ``roots`` made relative to it; any other
     absolute path cut to its last part (a card must not hold this machine's paths)."""
-    words = []
-    for word in text.split(" "):
-        if _ABSOLUTE.fullmatch(word):
-            path = Path(word)
-            for root in roots:
-                if root == path or root in path.parents:
-                    word = str(path.relative_to(root)) if root != path else "."
-                    break
-            else:
-                word = path.name
-        words.append(word)
-    return " ".join(words)
+    return " ".join(portable_path(Path(w), roots) or Path(w).name if _ABSOLUTE.fullmatch(w) else w
+                    for w in text.split(" "))
 
 
 def portable_paths(value: Any, output: Path) -> Any:

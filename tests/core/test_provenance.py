@@ -24,3 +24,14 @@ def test_sha256_file_reads_a_file_in_blocks(tmp_path):
     path = tmp_path / "f.bin"
     path.write_bytes(b"x" * (3 << 20))
     assert provenance.sha256_file(path) == provenance.sha256_bytes(b"x" * (3 << 20))
+
+
+def test_portable_path_is_relative_to_the_first_root_that_holds_it():
+    from pathlib import Path
+
+    roots = [Path("/data/shipped"), Path("/home/me/work")]
+    assert provenance.portable_path(Path("/home/me/work/configs/a.toml"), roots) == "configs/a.toml"
+    assert provenance.portable_path(Path("/data/shipped"), roots) == "."
+    assert provenance.portable_path(Path("/home/me/work/x"), [Path("/home/me"), *roots]) == "work/x"  # first root wins
+    assert provenance.portable_path(Path("/data/shipped-other/m"), roots) is None  # a prefix of the name is no parent
+    assert provenance.portable_path(Path("/elsewhere/m"), roots) is None

@@ -46,6 +46,7 @@ from ragsift.evaluation.predictions import prediction_path, read_records
 from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 from ragsift.plugin import format_validation_error
+from ragsift.provenance import portable_path
 
 __all__ = ["TuneRule", "TuneConfig", "TuneOptions", "load_tune_config", "choose", "point_rows", "run_tune",
            "PREFERENCES"]
@@ -251,17 +252,19 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
     resolved = manifest["config"]["compressors"]
     compressors = {family: resolved[chosen.get(family, family)] for family in families}
     ids = [str(r["id"]) for r in max(records.values(), key=len, default=[])]
+    # the sweep relative to the working directory when under it: a frozen config ships without machine paths
+    shown = portable_path(sweep_path.resolve(), [Path.cwd().resolve()]) or str(sweep_path)
     record = {
         "created_at": mf.now(), "ragsift_version": __version__, "tuning_config": str(tune.source),
         "rule": {**tune.rule.model_dump(), "text": tune.rule.describe()},
         "development": {"path": str(source.path), "sha256": sha, "format": manifest["input"].get("format"),
                         "questions": len(ids), "ids": ids},
-        "sweep": {"config": _shown(sweep_path), "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
+        "sweep": {"config": shown, "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
                   "overrides": config.overrides},
         "chosen": chosen,
         "table": rows,
     }
-    description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {_shown(sweep_path)}: on {len(ids)} development "
+    description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {shown}: on {len(ids)} development "
                    f"questions of {source.path} (sha256 {sha[:12]}...), each compressor's point chosen by the rule "
                    f"'{tune.rule.describe()}': " + ", ".join(f"{f} = {lbl}" for f, lbl in chosen.items())
                    + ". [tuned] records the rule, the questions and the sweep's table.")
@@ -292,11 +295,3 @@ def format_choice(rows: Sequence[Mapping[str, Any]], rule: TuneRule, frozen: Pat
     lines.append(f"frozen config: {frozen}")
     return "\n".join(lines)
 
-
-def _shown(path: Path) -> str:
-    """``path`` relative to the working directory when it lies under it (a frozen config ships without
-    the machine's absolute paths), else as it is."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
