@@ -34,6 +34,8 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from ragsift import config_files
 from ragsift.compressors.base import Compressor
+from ragsift.config_files import config_dirs
+from ragsift.config_files import find_config_file as find_config
 from ragsift.datasets import DataSource, resolve_data
 from ragsift.errors import ConfigError, UnknownPluginError
 from ragsift.plugin import format_validation_error, merge_spec
@@ -144,12 +146,11 @@ class RunConfig(BaseModel):
             raise ConfigError(f"{self.source}: no compressor: add a [compressor] table with a 'name'.")
         return {check_label(label, f"{self.source} [compressors]"): spec for label, spec in self.compressors.items()}
 
+    def _where(self, label: str) -> str:
+        return f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]"
+
     def build_compressors(self) -> dict[str, Compressor]:
-        return {
-            label: build_plugin("compressor", spec,
-                                f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]")
-            for label, spec in self.compressor_specs().items()
-        }
+        return {label: build_plugin("compressor", spec, self._where(label)) for label, spec in self.compressor_specs().items()}
 
     def only_compressor_spec(self, use: str, label: str | None = None) -> tuple[str, dict[str, Any]]:
         """(label, spec) of the compressor labelled ``label`` (``CONFIG#LABEL``), or of a config
@@ -172,8 +173,7 @@ class RunConfig(BaseModel):
     def only_compressor(self, use: str, label: str | None = None) -> tuple[str, Compressor]:
         """(label, compressor) of :meth:`only_compressor_spec`, built."""
         label, spec = self.only_compressor_spec(use, label)
-        where = f"{self.source} [compressors.{label}]" if self.compressors else f"{self.source} [compressor]"
-        return label, build_plugin("compressor", spec, where)
+        return label, build_plugin("compressor", spec, self._where(label))
 
     def build_reader(self) -> Reader | None:
         return None if self.reader is None else build_plugin("reader", self.reader, f"{self.source} [reader]")
@@ -209,17 +209,6 @@ class RunConfig(BaseModel):
         return out
 
 
-def config_dirs() -> list[Path]:
-    """Where config names are looked up: ./configs, then ragsift's shipped configs (the source
-    tree's configs/, or the copy inside the installed package)."""
-    return config_files.config_dirs()
-
-
-def find_config(name_or_path: str | Path) -> Path:
-    """A config file path from a path or a name in ``configs/`` (with or without ``.toml``)."""
-    return config_files.find_config_file(name_or_path)
-
-
 def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """``over`` merged over ``base`` by the one override rule (:func:`ragsift.plugin.merge_spec`,
     deep): tables key by key, a stage given by name as ``{"name": ...}``, a table naming another
@@ -242,14 +231,7 @@ def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[tuple[Pa
                           f"got {includes!r}.")
     merged: dict[str, Any] = {}
     for name in includes:
-        target = (here.parent / Path(name).expanduser()).resolve()
-        if target in chain or target == here:
-            cycle = " -> ".join(str(p) for p in (*chain, here, target))
-            raise ConfigError(f"{path}: include '{name}' makes a cycle: {cycle}.")
-        if not target.is_file():
-            raise ConfigError(f"{path}: include '{name}': no such file ({target}; include paths are relative to "
-                              "the including file).")
-        merged = merge_tables(merged, _read_with_includes(target, (*chain, here), read))
+        merged = merge_tables(merged, _read_with_includes(_include_target(str(path), name, here, chain), (*chain, here), read))
     merged = merge_tables(merged, raw)
     if isinstance(merged.get("compressor"), dict):
         merged["compressor"] = _compressor_include(path, here, None, merged["compressor"], chain, read)
@@ -257,6 +239,17 @@ def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[tuple[Pa
         merged["compressors"] = {label: _compressor_include(path, here, label, spec, chain, read)
                                  if isinstance(spec, dict) else spec for label, spec in merged["compressors"].items()}
     return merged
+
+
+def _include_target(at: str, name: str, here: Path, chain: tuple[Path, ...]) -> Path:
+    """The file ``include = NAME`` of ``here`` names (``at``: where, for errors): no cycle, and there."""
+    target = (here.parent / Path(name).expanduser()).resolve()
+    if target in chain or target == here:
+        raise ConfigError(f"{at}: include '{name}' makes a cycle: {' -> '.join(str(p) for p in (*chain, here, target))}.")
+    if not target.is_file():
+        raise ConfigError(f"{at}: include '{name}': no such file ({target}; include paths are relative to "
+                          "the including file).")
+    return target
 
 
 def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[str, Any],
@@ -270,13 +263,7 @@ def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[st
     where = f"[compressors.{label}]" if label is not None else "[compressor]"
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{path} {where}: include must be one config file name (relative to this file); got {name!r}.")
-    target = (here.parent / Path(name).expanduser()).resolve()
-    if target in chain or target == here:
-        raise ConfigError(f"{path} {where}: include '{name}' makes a cycle: "
-                          + " -> ".join(str(p) for p in (*chain, here, target)) + ".")
-    if not target.is_file():
-        raise ConfigError(f"{path} {where}: include '{name}': no such file ({target}; include paths are relative to "
-                          "the including file).")
+    target = _include_target(f"{path} {where}", name, here, chain)
     other = _read_with_includes(target, (*chain, here), read)
     tables = other.get("compressors") or {}
     if label is not None and label in tables:
