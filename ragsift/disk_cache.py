@@ -40,7 +40,7 @@ from typing import Any
 from ragsift.errors import ConfigError
 from ragsift.provenance import sha256_file
 
-__all__ = ["JsonStore", "JsonlStore", "digest", "model_identity", "value_checksum"]
+__all__ = ["JsonStore", "JsonlStore", "CacheWrapper", "digest", "model_identity", "value_checksum"]
 
 log = logging.getLogger(__name__)
 #: the entry fields that are not part of the value its checksum covers
@@ -160,6 +160,47 @@ def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     models = [_pinned(spec) or _without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in specs]
     files = dict.fromkeys([*_file_specs(config), *(f for spec in specs for f in _own_model_files(spec))])
     return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in files]
+
+
+class CacheWrapper:
+    """What the score and reader-answer caches share: each behaves as the plugin it wraps (name,
+    params, config; any other attribute is the wrapped one's), is keyed by its :meth:`identity`,
+    and stores nothing new inside :meth:`read_only` (untimed warm-up runs)."""
+
+    def _wrap(self, inner: Any, store: Any) -> None:
+        # no Plugin.__init__: the params are the wrapped plugin's
+        self.inner = inner
+        self.params = inner.params
+        self.registered_name = inner.registered_name
+        self.store = store
+        self.stats = {"hits": 0, "misses": 0}
+        self._identity: dict[str, Any] | None = None
+        self._store_new = True
+
+    def config(self) -> dict[str, Any]:
+        return self.inner.config()
+
+    def __getattr__(self, name: str) -> Any:  # anything else the plugin offers: the wrapped one's
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def identity(self) -> dict[str, Any]:
+        """The plugin part of the key: name, config and model identities (computed once)."""
+        if self._identity is None:
+            config = self.inner.config()
+            self._identity = {"name": self.inner.registered_name or type(self.inner).__qualname__,
+                              "config": config, "models": model_identity(config)}
+        return self._identity
+
+    @contextlib.contextmanager
+    def read_only(self) -> Iterator[None]:
+        """Within the block, cached values are used but new ones are not stored."""
+        before, self._store_new = self._store_new, False
+        try:
+            yield
+        finally:
+            self._store_new = before
 
 
 def _pinned(spec: str) -> dict[str, Any] | None:

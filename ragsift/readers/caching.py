@@ -15,12 +15,11 @@ appended: the evidentiality labeler's ``cache``). This is the one reader answer 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragsift.disk_cache import JsonlStore, JsonStore, digest, model_identity
+from ragsift.disk_cache import CacheWrapper, JsonlStore, JsonStore, digest
 from ragsift.readers.base import Reader, ReaderAnswer
 
 __all__ = ["CachingReader", "CachedAnswer"]
@@ -35,25 +34,15 @@ class CachedAnswer(ReaderAnswer):
     cached: bool = True
 
 
-class CachingReader(Reader):
+class CachingReader(CacheWrapper, Reader):
     """Any reader, answering each distinct prompt once; behaves as the reader it wraps (same name,
     params, config and description). ``batch_size``: the uncached prompts go to the reader this
     many at a time, each batch stored as soon as it is answered (None: all at once)."""
 
     def __init__(self, reader: Reader, store: JsonStore | JsonlStore, batch_size: int | None = None) -> None:
-        # no Reader.__init__: the params and prompt are the wrapped reader's
-        self.inner = reader
-        self.params = reader.params
+        self._wrap(reader, store)
         self.prompt = reader.prompt
-        self.registered_name = reader.registered_name
-        self.store = store
         self.batch_size = batch_size
-        self.stats = {"hits": 0, "misses": 0}
-        self._identity: dict[str, Any] | None = None
-        self._store_new = True
-
-    def config(self) -> dict[str, Any]:
-        return self.inner.config()
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
@@ -64,32 +53,11 @@ class CachingReader(Reader):
     def secrets(self) -> list[str]:
         return self.inner.secrets()
 
-    def __getattr__(self, name: str) -> Any:  # anything else a reader offers: the wrapped one's
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
     def warm_up(self) -> None:
         self.inner.warm_up()
 
-    def identity(self) -> dict[str, Any]:
-        if self._identity is None:
-            config = self.inner.config()
-            self._identity = {"name": self.inner.registered_name or type(self.inner).__qualname__,
-                              "config": config, "models": model_identity(config)}
-        return self._identity
-
     def key(self, question: str, context: str) -> str:
         return digest({"format": FORMAT, "reader": self.identity(), "question": question, "context": context})
-
-    @contextmanager
-    def read_only(self) -> Iterator[None]:
-        """Within the block, cached answers are used but new ones are not stored (warm-up runs)."""
-        before, self._store_new = self._store_new, False
-        try:
-            yield
-        finally:
-            self._store_new = before
 
     def answer_many(self, questions: Sequence[str], contexts: Sequence[str]) -> list[ReaderAnswer]:
         self._check_lengths(questions, contexts)

@@ -25,14 +25,13 @@ before the timer starts.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ragsift.disk_cache import JsonStore, digest, model_identity
+from ragsift.disk_cache import CacheWrapper, JsonStore, digest
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
@@ -90,59 +89,26 @@ def _stored_scores(entry: Mapping[str, Any] | None, n: int) -> np.ndarray | None
     return scores if scores.shape == (n,) else None
 
 
-class CachingScorer(Scorer):
+class CachingScorer(CacheWrapper, Scorer):
     """Any scorer, with its scores cached in ``store``; behaves as the scorer it wraps (same name,
     params and config), so manifests and configs do not change.
 
     ``splitter`` is the ``{"name": ..., **config}`` of the splitter whose sentences are scored."""
 
     def __init__(self, scorer: Scorer, store: JsonStore, splitter: Mapping[str, Any] | None = None) -> None:
-        # no Plugin.__init__: the params are the wrapped scorer's
-        self.inner = scorer
-        self.params = scorer.params
-        self.registered_name = scorer.registered_name
-        self.store = store
+        self._wrap(scorer, store)
         self.splitter = None if splitter is None else dict(splitter)
         self.last_call: ScoreCall | None = None
-        self.stats = {"hits": 0, "misses": 0}
-        self._identity: dict[str, Any] | None = None
         self._warm = False
-        self._store_new = True
-
-    def config(self) -> dict[str, Any]:
-        return self.inner.config()
 
     def score_range(self) -> tuple[float, float] | None:
         return self.inner.score_range()
 
-    def __getattr__(self, name: str) -> Any:  # anything else a scorer offers: the wrapped one's
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
     def warm_up(self) -> None:
         """Nothing: the wrapped scorer loads its model on the first miss (before it is timed)."""
 
-    def identity(self) -> dict[str, Any]:
-        """The scorer part of the key: name, config and model identities (computed once)."""
-        if self._identity is None:
-            config = self.inner.config()
-            self._identity = {"name": self.inner.registered_name or type(self.inner).__qualname__,
-                              "config": config, "models": model_identity(config)}
-        return self._identity
-
     def key(self, example: Example, sentences: Sequence[Sentence]) -> str:
         return digest(score_key_parts(self.identity(), self.splitter, example, sentences))
-
-    @contextmanager
-    def read_only(self) -> Iterator[None]:
-        """Within the block, hits are used but new scores are not stored (untimed warm-up runs,
-        whose first-call timings should not be replayed later)."""
-        before, self._store_new = self._store_new, False
-        try:
-            yield
-        finally:
-            self._store_new = before
 
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         t = time.perf_counter()
