@@ -40,7 +40,7 @@ from typing import Any
 from ragsift.errors import ConfigError
 from ragsift.provenance import sha256_file
 
-__all__ = ["JsonStore", "JsonlStore", "CacheWrapper", "digest", "model_identity", "value_checksum"]
+__all__ = ["JsonStore", "JsonlStore", "CacheWrapper", "config_strings", "digest", "model_identity", "value_checksum"]
 
 log = logging.getLogger(__name__)
 #: the entry fields that are not part of the value its checksum covers
@@ -65,11 +65,12 @@ def value_checksum(entry: Mapping[str, Any]) -> str:
     return digest({k: v for k, v in entry.items() if k not in _ENTRY_FIELDS})
 
 
-def _model_specs(config: Mapping[str, Any]) -> Iterator[str]:
+def config_strings(config: Mapping[str, Any], keys: tuple[str, ...], suffix: str | None = None) -> Iterator[str]:
+    """The non-empty strings of a nested plugin config under ``keys`` or a key ending in ``suffix``."""
     for key, value in config.items():
         if isinstance(value, Mapping):
-            yield from _model_specs(value)
-        elif isinstance(value, str) and value and (key in _MODEL_KEYS or key.endswith("_model")):
+            yield from config_strings(value, keys, suffix)
+        elif isinstance(value, str) and value and (key in keys or (suffix is not None and key.endswith(suffix))):
             yield value
 
 
@@ -106,14 +107,6 @@ def _describe(spec: str, stamp: tuple[Any, ...]) -> str:
         return json.dumps(describe_model(spec), sort_keys=True)
     except Exception as exc:  # noqa: BLE001 - a model that cannot be resolved is keyed by its error
         return json.dumps({"spec": spec, "error": str(exc)})
-
-
-def _file_specs(config: Mapping[str, Any]) -> Iterator[str]:
-    for key, value in config.items():
-        if isinstance(value, Mapping):
-            yield from _file_specs(value)
-        elif isinstance(value, str) and value and key in _FILE_KEYS:
-            yield value
 
 
 @functools.lru_cache(maxsize=64)
@@ -156,9 +149,9 @@ def model_identity(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     another key. A model known by the hashes of its files is keyed without its local path: the
     same files installed in another checkout's environment give the same key (the shared cache is
     shared); a ``split:`` model by its pin (:func:`_pinned`)."""
-    specs = list(dict.fromkeys(_model_specs(config)))
+    specs = list(dict.fromkeys(config_strings(config, _MODEL_KEYS, "_model")))
     models = [_pinned(spec) or _without_path(json.loads(_describe(spec, _stamp(spec)))) for spec in specs]
-    files = dict.fromkeys([*_file_specs(config), *(f for spec in specs for f in _own_model_files(spec))])
+    files = dict.fromkeys([*config_strings(config, _FILE_KEYS), *(f for spec in specs for f in _own_model_files(spec))])
     return models + [json.loads(_file_digest(spec, _file_stamp(spec))) for spec in files]
 
 

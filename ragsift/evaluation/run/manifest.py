@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragsift.disk_cache import config_strings
 from ragsift.errors import ConfigError, DataFormatError, OutputError
 from ragsift.output_files import describe_os_error, write_text_atomically
 from ragsift.provenance import device_info, git_state, now, package_versions, sha256_bytes, sha256_file, stamp
@@ -35,11 +36,7 @@ _MODEL_KEYS = ("model", "adapter")
 
 def model_specs(config: Mapping[str, Any]) -> Iterator[str]:
     """Model strings named anywhere in a plugin config (keys ``model``, ``adapter``, ``*_model``)."""
-    for key, value in config.items():
-        if isinstance(value, Mapping):
-            yield from model_specs(value)
-        elif isinstance(value, str) and value and (key in _MODEL_KEYS or key.endswith("_model")):
-            yield value
+    return config_strings(config, _MODEL_KEYS, "_model")
 
 
 @functools.lru_cache(maxsize=64)
