@@ -28,6 +28,7 @@ from pydantic import Field
 from ragsift.errors import ConfigError, PromptTooLongError
 from ragsift.model_plugins import ModelParams, ModelPlugin
 from ragsift.scorers.base import Scorer
+from ragsift.scorers.token_classifier import right_padded, token_means
 from ragsift.types import Example, Sentence
 
 __all__ = ["ProvenceScorer", "ProvenceParams", "PROVENCE_MODEL", "PROVENCE_LICENCE", "provence_model_class"]
@@ -134,27 +135,14 @@ class ProvenceScorer(ModelPlugin, Scorer):
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
-        totals = np.zeros(len(sentences))
-        counts = np.zeros(len(sentences))
-        inputs = self.inputs(example, sentences)
-        for start in range(0, len(inputs), self.params.batch_size):
-            batch = inputs[start : start + self.params.batch_size]
-            for (_, owner), p in zip(batch, self._keep_probabilities([ids for ids, _ in batch]), strict=True):
-                who = np.asarray(owner, dtype=np.int64)
-                mine = who >= 0
-                np.add.at(totals, who[mine], p[: len(owner)][mine])
-                np.add.at(counts, who[mine], 1)
-        return np.clip(np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0), 0.0, 1.0)
+        means = token_means(self.inputs(example, sentences), self._keep_probabilities, len(sentences), self.params.batch_size)
+        return np.clip(means, 0.0, 1.0)
 
     def _keep_probabilities(self, id_lists: list[list[int]]) -> list[np.ndarray]:
         """The one model call: sigmoid of the token head's logit at every position (right-padded batch)."""
         import torch
 
-        from ragsift.lm.layouts import padded_batch
-
-        pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        device = next(self._model.parameters()).device
-        ids, mask, _ = padded_batch(id_lists, int(pad), device, side="right")
+        ids, mask = right_padded(self._tokenizer, self._model, id_lists)
         with torch.inference_mode():
             _, logits = self._model(input_ids=ids, attention_mask=mask)
         return [row.float().sigmoid().double().cpu().numpy() for row in logits]

@@ -12,7 +12,7 @@ at a unit boundary; a unit's score is the mean over its tokens of ``softmax(logi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -100,18 +100,7 @@ class TokenClassifierScorer(ModelPlugin, Scorer):
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
-        totals = np.zeros(len(sentences))
-        counts = np.zeros(len(sentences))
-        chunks = self.chunks(example, sentences)
-        for start in range(0, len(chunks), self.params.batch_size):
-            batch = chunks[start : start + self.params.batch_size]
-            probs = self._probabilities([ids for ids, _ in batch])
-            for (_, owner), p in zip(batch, probs, strict=True):
-                who = np.asarray(owner, dtype=np.int64)
-                mine = who >= 0
-                np.add.at(totals, who[mine], p[: len(owner)][mine])
-                np.add.at(counts, who[mine], 1)
-        scores = np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
+        scores = token_means(self.chunks(example, sentences), self._probabilities, len(sentences), self.params.batch_size)
         forced = [i for i, s in enumerate(sentences) if any(f and f in s.text for f in self.params.force)]
         scores[forced] = 1.0
         return np.clip(scores, 0.0, 1.0)
@@ -120,12 +109,33 @@ class TokenClassifierScorer(ModelPlugin, Scorer):
         """The one model call: P(label) of every token of each chunk (right-padded batch)."""
         import torch
 
-        from ragsift.lm.layouts import padded_batch
-
-        pad = self._tokenizer.pad_token_id if self._tokenizer.pad_token_id is not None else 0
-        device = next(self._model.parameters()).device
-        ids, mask, _ = padded_batch(id_lists, int(pad), device, side="right")
+        ids, mask = right_padded(self._tokenizer, self._model, id_lists)
         with torch.inference_mode():
             logits = self._model(input_ids=ids, attention_mask=mask).logits
             probs = torch.softmax(logits.float(), dim=-1)[..., self.params.label]
         return [row.double().cpu().numpy() for row in probs]
+
+
+def token_means(chunks: Sequence[tuple[list[int], list[int]]], probabilities: Callable[[list[list[int]]], list[np.ndarray]],
+                n: int, batch_size: int) -> np.ndarray:
+    """Each of ``n`` units' mean over its tokens of ``probabilities`` (of a batch of chunks' ids; a
+    chunk is its ids and each id's owning unit, -1 for none), ``batch_size`` chunks a call; 0 for a
+    unit without tokens."""
+    totals, counts = np.zeros(n), np.zeros(n)
+    for start in range(0, len(chunks), batch_size):
+        batch = chunks[start : start + batch_size]
+        for (_, owner), p in zip(batch, probabilities([ids for ids, _ in batch]), strict=True):
+            who = np.asarray(owner, dtype=np.int64)
+            mine = who >= 0
+            np.add.at(totals, who[mine], p[: len(owner)][mine])
+            np.add.at(counts, who[mine], 1)
+    return np.divide(totals, counts, out=np.zeros_like(totals), where=counts > 0)
+
+
+def right_padded(tokenizer: Any, model: Any, id_lists: list[list[int]]) -> tuple[Any, Any]:
+    """(ids, attention mask) of ``id_lists`` right-padded with the tokenizer's pad id (else 0), on the model's device."""
+    from ragsift.lm.layouts import padded_batch
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    ids, mask, _ = padded_batch(id_lists, int(pad), next(model.parameters()).device, side="right")
+    return ids, mask
