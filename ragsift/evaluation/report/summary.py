@@ -139,9 +139,8 @@ def build_summary(
         "baseline": baseline,
         "pairing": "example id",
         "exact_test_max_pairs": EXACT_MAX_PAIRS,
-        "metrics": {k: {"label": _describe(k, outputs).label, "unit": _describe(k, outputs).unit,
-                        "scale": _describe(k, outputs).scale, "binary": _describe(k, outputs).binary,
-                        "higher_is_better": _describe(k, outputs).higher_is_better} for k in keys},
+        "metrics": {k: {f: getattr(_describe(k, outputs), f) for f in ("label", "unit", "scale", "binary", "higher_is_better")}
+                    for k in keys},
         "compressors": {},
         "comparisons": {},
         "p_adjustment": {"method": "holm", "comparisons": 0, "level": SIGNIFICANCE, "families": {}},
@@ -277,7 +276,7 @@ class Column:
         return comp.get("values", {}).get(self.key)
 
 
-def _columns(summary: Mapping[str, Any]) -> list[str]:
+def metric_columns(summary: Mapping[str, Any]) -> list[str]:
     """The metric keys of the tables, in :data:`COLUMN_ORDER` (others after, by name)."""
     present = [k for k in summary["metrics"] if k not in _NOT_IN_TABLE]
     ordered = [k for k in COLUMN_ORDER if k in present]
@@ -299,7 +298,7 @@ def result_columns(summary: Mapping[str, Any]) -> list[Column]:
     """Outcome metrics first, then efficiency (prompt tokens, context tokens, end-to-end
     seconds), evidence, descriptive metrics and the compress / read seconds."""
     meta = summary["metrics"]
-    keys = _columns(summary)
+    keys = metric_columns(summary)
     comps = summary["compressors"].values()
     col = lambda k: Column(k, _heading(meta[k]), meta[k]["unit"], _group(k, meta[k]), k in SECONDARY)  # noqa: E731
     out = [col(k) for k in keys if k in OUTCOME_METRICS]
@@ -320,7 +319,7 @@ def result_columns(summary: Mapping[str, Any]) -> list[Column]:
 def diff_columns(summary: Mapping[str, Any]) -> list[Column]:
     """The paired table's columns: the tested metrics (outcome first), then the descriptive ones."""
     meta = summary["metrics"]
-    keys = _columns(summary)
+    keys = metric_columns(summary)
     tested = [k for k in keys if is_tested(meta[k])]
     return [Column(k, meta[k]["label"], meta[k]["unit"], _group(k, meta[k]), k in SECONDARY)
             for k in tested + [k for k in keys if k not in tested]]
@@ -342,7 +341,7 @@ def format_seconds(ms: float, digits: int | None = None) -> str:
     return f"{seconds:.{_second_digits(seconds) if digits is None else digits}f}"
 
 
-def _cell(stat: Mapping[str, float] | None, unit: str, brackets: bool) -> str:
+def format_cell(stat: Mapping[str, float] | None, unit: str, brackets: bool) -> str:
     """``mean [low, high]`` or ``mean±half-width``; unit ``s``: the stat is in ms, shown in seconds."""
     if not stat:
         return "-"
@@ -359,7 +358,7 @@ def _cell(stat: Mapping[str, float] | None, unit: str, brackets: bool) -> str:
     return f"{stat['mean']:.{d}f}±{half:.{d}f}"
 
 
-def _p(p: float) -> str:
+def format_p(p: float) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
@@ -367,7 +366,7 @@ def _family_reachable(summary: Mapping[str, Any], key: str) -> bool:
     return bool(summary["p_adjustment"].get("families", {}).get(key, {}).get("reachable", True))
 
 
-def _diff_cell(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key: str, unit: str, brackets: bool,
+def format_diff(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key: str, unit: str, brackets: bool,
                mark_exact: bool) -> str:
     """Mean difference [CI] and p-values; ``*`` when the Holm-adjusted p is below SIGNIFICANCE.
     A descriptive metric: the difference and its interval only; a family no test can make
@@ -381,19 +380,19 @@ def _diff_cell(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key: 
         return f"{diff} {interval}" if brackets else diff
     exact = " (exact)" if mark_exact and test["exact"] else ""
     if not _family_reachable(summary, key):
-        return f"{diff} {interval} {_p(test['p_value'])} (unadjusted){exact}" if brackets else diff
+        return f"{diff} {interval} {format_p(test['p_value'])} (unadjusted){exact}" if brackets else diff
     star = "*" if test["p_holm"] < SIGNIFICANCE else ""
     if brackets:
         holm = "<0.001" if test["p_holm"] < 0.001 else f"{test['p_holm']:.3f}"
-        return f"{diff} {interval} {_p(test['p_value'])}, Holm {holm}{star}{exact}"
-    return f"{diff} {_p(test['p_holm'])}{star}{exact}"
+        return f"{diff} {interval} {format_p(test['p_value'])}, Holm {holm}{star}{exact}"
+    return f"{diff} {format_p(test['p_holm'])}{star}{exact}"
 
 
 def _tests(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [t for tests in summary["comparisons"].values() for t in tests.values() if not t.get("descriptive")]
 
 
-def _test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
+def test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
     """How the table's p-values were computed, and whether cells must say which are exact."""
     exact = {bool(t["exact"]) for t in _tests(summary)}
     limit = summary.get("exact_test_max_pairs", 16)
@@ -408,7 +407,7 @@ def _test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
            f"marked (exact); else {sampled}", True
 
 
-def _unpaired_note(summary: Mapping[str, Any]) -> str | None:
+def unpaired_note(summary: Mapping[str, Any]) -> str | None:
     left_out = {label: max(t.get("unpaired", 0) for t in tests.values())
                 for label, tests in summary["comparisons"].items() if tests}
     left_out = {label: k for label, k in left_out.items() if k}
@@ -458,7 +457,7 @@ def primary_lines(summary: Mapping[str, Any]) -> list[str]:
     conf = int(round(primary["confidence"] * 100))
     verdict = "below" if primary["significant"] else "not below"
     lines = [head, f"  {primary['mean_difference']:+.1f} EM points [{primary['low']:+.1f}, {primary['high']:+.1f}] "
-             f"({conf}% paired bootstrap), {_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
+             f"({conf}% paired bootstrap), {format_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
              f"n = {primary['n']}, no family correction): {verdict} {primary['level']}"]
     chosen = primary.get("chosen") or {}
     if chosen:
@@ -486,15 +485,15 @@ def chosen_text(chosen: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "(no record)"
 
 
-def _rows(summary: Mapping[str, Any], brackets: bool) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+def summary_rows(summary: Mapping[str, Any], brackets: bool) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
     cols = result_columns(summary)
     header = ["compressor", "n"] + [c.heading for c in cols]
-    rows = [[label, str(comp["n"])] + [_cell(c.stat(comp), c.unit, brackets) for c in cols]
+    rows = [[label, str(comp["n"])] + [format_cell(c.stat(comp), c.unit, brackets) for c in cols]
             for label, comp in summary["compressors"].items()]
     dcols = diff_columns(summary)
     diff_header = ["compressor"] + [c.heading if c.group != "descriptive" else f"{c.heading} (no test)" for c in dcols]
-    mark_exact = _test_method(summary)[1]
-    diff_rows = [[label] + [_diff_cell(summary, tests.get(c.key), c.key, c.unit, brackets, mark_exact) for c in dcols]
+    mark_exact = test_method(summary)[1]
+    diff_rows = [[label] + [format_diff(summary, tests.get(c.key), c.key, c.unit, brackets, mark_exact) for c in dcols]
                  for label, tests in summary["comparisons"].items()]
     return header, rows, diff_header, diff_rows
 
@@ -507,17 +506,17 @@ def _fixed(header: list[str], rows: list[list[str]]) -> str:
 
 def format_table(summary: Mapping[str, Any]) -> str:
     """The terminal table: mean ± half the CI width, then differences against the baseline."""
-    header, rows, diff_header, diff_rows = _rows(summary, brackets=False)
+    header, rows, diff_header, diff_rows = summary_rows(summary, brackets=False)
     conf = int(round(summary["confidence"] * 100))
     out = [_fixed(header, rows), f"(mean ± half-width of the {conf}% bootstrap CI; percentages x100; seconds per question)"]
     if summary.get("primary"):
         out += ["", *primary_lines(summary)]
     if diff_rows:
-        method, _ = _test_method(summary)
+        method, _ = test_method(summary)
         out += ["", f"difference vs '{summary['baseline']}' (paired by example id; * Holm-adjusted p < {SIGNIFICANCE})",
                 f"(p: {method}; Holm-adjusted within each metric's family: that metric, the "
                 f"{len(diff_rows)} compressor(s) below)", _fixed(diff_header, diff_rows)]
-        for note in (too_few_note(summary), _unpaired_note(summary)):
+        for note in (too_few_note(summary), unpaired_note(summary)):
             if note:
                 out.append(note)
     return "\n".join(out)
@@ -546,7 +545,7 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation") -> str:
     """``summary.md``: the primary comparison, the results table with CIs, paired tests and
     per-stage latency."""
-    header, rows, diff_header, diff_rows = _rows(summary, brackets=True)
+    header, rows, diff_header, diff_rows = summary_rows(summary, brackets=True)
     conf = int(round(summary["confidence"] * 100))
     parts = [f"# {_md(title)}", ""]
     if summary.get("primary"):
@@ -555,19 +554,19 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
               f"({summary['bootstrap_samples']} resamples, seed {summary['seed']}); percentages x100; seconds "
               "per question.", "", _md_table(header, rows)]
     if diff_rows:
-        method, _ = _test_method(summary)
+        method, _ = test_method(summary)
         parts += ["", f"## Difference vs {_md(summary['baseline'])}", "",
                   f"Paired by example id: mean difference, paired-bootstrap {conf}% CI, p-value of the {method}, "
                   f"and the Holm-adjusted p-value. {family_note(summary)} "
                   f"`*`: Holm-adjusted p < {SIGNIFICANCE}. See docs/statistics.md.", "",
                   _md_table(diff_header, diff_rows)]
-        for note in (too_few_note(summary), _unpaired_note(summary)):
+        for note in (too_few_note(summary), unpaired_note(summary)):
             if note:
                 parts += ["", _md(note)]
         parts += _mcnemar_section(summary)
     stages = [s for s in LATENCY_STAGES if any(s in c["latency_ms"] for c in summary["compressors"].values())]
     if stages:
-        lat_rows = [[label] + [_cell(c["latency_ms"].get(s), "s", True) for s in stages]
+        lat_rows = [[label] + [format_cell(c["latency_ms"].get(s), "s", True) for s in stages]
                     for label, c in summary["compressors"].items()]
         parts += ["", "## Latency per example (s)", "",
                   "Stage timings from each compression; compress = the whole compress() call; read = the "
@@ -590,7 +589,7 @@ def mcnemar_rows(summary: Mapping[str, Any]) -> tuple[list[list[str]], int]:
                 left_out += 1
                 continue
             rows.append([label, meta[key]["label"], str(m["compressor_only"]), str(m["baseline_only"]),
-                         _p(m["p_value"])])
+                         format_p(m["p_value"])])
     return rows, left_out
 
 
@@ -614,12 +613,3 @@ def _mcnemar_section(summary: Mapping[str, Any]) -> list[str]:
         out += ["", mcnemar_left_out_note(left_out)]
     return out
 
-
-# The same cells for other renderings (the HTML report): one formatting of every number.
-summary_rows = _rows
-metric_columns = _columns
-test_method = _test_method
-unpaired_note = _unpaired_note
-format_cell = _cell
-format_p = _p
-format_diff = _diff_cell
