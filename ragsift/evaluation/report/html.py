@@ -96,13 +96,10 @@ def load_run(run_dir: Path) -> RunData:
         raise ConfigError(f"{summary_path}: not a ragsift summary (no 'compressors' / 'metrics').")
     records: dict[str, list[dict[str, Any]]] = {}
     for label in summary["compressors"]:
-        seen: set[str] = set()
-        unique = []
+        unique: dict[str, dict[str, Any]] = {}
         for r in read_predictions(prediction_path(run_dir, label)):
-            if str(r["id"]) not in seen:
-                seen.add(str(r["id"]))
-                unique.append(r)
-        records[label] = unique
+            unique.setdefault(str(r["id"]), r)  # the first record of an id
+        records[label] = list(unique.values())
     return RunData(run_dir, summary, manifest, records)
 
 
