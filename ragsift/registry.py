@@ -85,7 +85,6 @@ class Registry:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
 
-    # -- loading ---------------------------------------------------------------------------
     def add_plugin(self, plugin: object, source: str | None = None) -> None:
         """Register a plugin object (module or instance) as a third-party package would."""
         with self._lock:
@@ -165,7 +164,6 @@ class Registry:
 
         return register
 
-    # -- look-ups --------------------------------------------------------------------------
     def _check_stage(self, stage: str) -> None:
         if stage not in STAGES:
             raise UnknownPluginError(f"Unknown stage '{stage}'. Stages: {', '.join(STAGES)}.{did_you_mean(stage, STAGES)}")

@@ -55,7 +55,6 @@ class LlamaCppReader(Reader):
         self._formatter: Any = None
         self._path: str | None = None
 
-    # -- model -----------------------------------------------------------------------------
     def warm_up(self) -> None:
         if self._llm is not None:
             return
@@ -94,7 +93,6 @@ class LlamaCppReader(Reader):
             out["model"] = {"spec": self.params.model, "error": str(exc)}
         return out
 
-    # -- prompt ----------------------------------------------------------------------------
     def render_prompt(self, question: str, context: str) -> tuple[list[int], list[str]]:
         """Token ids of the full prompt (the model's chat template applied) and the template's
         stop strings; raises :class:`PromptTooLongError` when the prompt and the answer budget
@@ -114,7 +112,6 @@ class LlamaCppReader(Reader):
         stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop] if rendered.stop else []
         return list(ids), [s for s in stops if s]
 
-    # -- generation ------------------------------------------------------------------------
     def _generate(self, ids: list[int], template_stops: list[str]) -> tuple[str, int]:
         with self._llm_lock:
             self._llm.reset()  # evaluate from an empty cache: answers never depend on earlier prompts

@@ -59,7 +59,6 @@ class OpenAIReader(Reader):
         self._lock = threading.Lock()
         self.server = redact_url(self.params.base_url)
 
-    # -- client ----------------------------------------------------------------------------
     def _api_key(self) -> str:
         return api_key(self.params.api_key_env, self.params.base_url, "OpenAIReader")
 
@@ -86,7 +85,6 @@ class OpenAIReader(Reader):
     def __repr__(self) -> str:
         return f"OpenAIReader(server={self.server!r}, model={self.params.model!r})"
 
-    # -- one request -----------------------------------------------------------------------
     def _request(self, question: str, context: str) -> ReaderAnswer:
         self.warm_up()
         body: dict[str, Any] = {
@@ -135,7 +133,6 @@ class OpenAIReader(Reader):
             seconds=seconds,
         )
 
-    # -- public ----------------------------------------------------------------------------
     def answer_many(self, questions: Sequence[str], contexts: Sequence[str]) -> list[ReaderAnswer]:
         self._check_lengths(questions, contexts)
         if not questions:

@@ -53,7 +53,6 @@ class TransformersReader(ModelPlugin, Reader):
             out["model"] = {"spec": self.params.model, "error": str(exc)}
         return out
 
-    # -- prompt ----------------------------------------------------------------------------
     def _budget(self) -> int:
         if self.params.max_input_tokens is not None:
             return self.params.max_input_tokens
@@ -81,7 +80,6 @@ class TransformersReader(ModelPlugin, Reader):
             )
         return list(ids)
 
-    # -- generation ------------------------------------------------------------------------
     def _sync(self) -> None:
         if self._device and self._device.startswith("cuda"):
             import torch

@@ -128,7 +128,6 @@ class RemoteYesNoScorer(Scorer):
         #: the next-token top logprobs the server returned for each sentence of the last call
         self.last_logprobs: list[dict[str, float]] = []
 
-    # -- where the server is ------------------------------------------------------------------
     @property
     def base_url(self) -> str:
         """The server URL: the param, else the environment variable it names."""
@@ -188,7 +187,6 @@ class RemoteYesNoScorer(Scorer):
     def _redact(self, text: str) -> str:
         return redact(text, self.params.api_key_env)
 
-    # -- scoring ------------------------------------------------------------------------------
     def prompt(self, example: Example, sentence: Sentence) -> str:
         """The text sent for one sentence."""
         return self.template.render(example.question, document_context(example.documents[sentence.doc_index]), sentence.text)

@@ -148,7 +148,6 @@ def build_plugins(config: RunConfig, no_reader: bool) -> tuple[EvaluationSetting
     Every engine builds them with this one function (a Ray actor too, from the plan's config)."""
     settings = EvaluationSettings.from_table(config.evaluation, config.source)
     compressors: dict[str, Any] = dict(config.build_compressors())
-    # -- sweeps (issue 12): grid points replace the swept compressor --
     compressors, families = sw.expand_sweeps(config.compressor_specs(), compressors, settings.sweep, config.source)
     reader = None if no_reader else config.build_reader()
     return settings, compressors, families, reader, build_metrics(settings, reader, config.source)
