@@ -33,6 +33,7 @@ import numpy as np
 from ragsift.metrics.normalize import STOPWORDS, bare_title, content_words, normalize_answer
 from ragsift.registry import build_plugin
 from ragsift.scorers.bm25 import tokenize
+from ragsift.scorers.fusion_features import reciprocal_rank
 from ragsift.types import Example, Sentence
 
 __all__ = ["BridgeFeatures", "BridgeContext", "leading_entity", "SECOND_HOP_FEATURES"]
@@ -65,14 +66,6 @@ def leading_entity(title: str, text: str) -> str:
     while words and words[-1].lower() in _CONNECTORS:
         words.pop()
     return normalize_answer(" ".join(words))
-
-
-def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
-    """1 / (1 + rank), rank 0 for the highest value (ties in original order)."""
-    order = np.argsort(-values, kind="stable")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(len(values))
-    return 1.0 / (1.0 + ranks)
 
 
 def _names(text: str) -> set[str]:
@@ -149,10 +142,10 @@ class BridgeFeatures:
             if len(x):
                 np.maximum.at(best, doc_of, x)
             best = np.where(np.isfinite(best), best, x.min() if len(x) else 0.0)  # a document without sentences: last
-            columns += [best, best - best.max(), _reciprocal_rank(best)]
+            columns += [best, best - best.max(), reciprocal_rank(best)]
         d = np.asarray(bm25.get_scores(question_tokens), dtype=np.float64)
         question_padded = f" {normalize_answer(example.question)} "
-        columns += [d, d - d.max(), _reciprocal_rank(d),
+        columns += [d, d - d.max(), reciprocal_rank(d),
                     np.array([len(w & question_words) / max(1, len(question_words)) for w in words]),
                     np.array([float(bool(lead) and f" {lead} " in question_padded) for lead in leads])]
         first_hop = np.stack(columns, axis=1) if n else np.zeros((0, self.n_first_hop))
@@ -177,7 +170,7 @@ class BridgeFeatures:
             gap, rank = np.zeros(n), np.zeros(n)
             if others.any():
                 v = values[others]
-                gap[others], rank[others] = v - v.max(), _reciprocal_rank(v)
+                gap[others], rank[others] = v - v.max(), reciprocal_rank(v)
             return gap, rank
 
         query_gap, query_rank = among_others(query)

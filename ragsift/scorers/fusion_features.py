@@ -23,7 +23,7 @@ from ragsift.metrics.normalize import bare_title, contains_answer, content_words
 from ragsift.registry import build_plugin
 from ragsift.types import Document, Example, Sentence
 
-__all__ = ["FusionFeatures", "STRUCTURE_FEATURES"]
+__all__ = ["FusionFeatures", "STRUCTURE_FEATURES", "reciprocal_rank"]
 
 STRUCTURE_FEATURES = (
     "first_sentence", "second_sentence", "inverse_position", "relative_position", "log_characters",
@@ -32,7 +32,7 @@ STRUCTURE_FEATURES = (
 )
 
 
-def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
+def reciprocal_rank(values: np.ndarray) -> np.ndarray:
     """1 / (1 + rank), rank 0 for the highest value (ties in original order)."""
     order = np.argsort(-values, kind="stable")
     ranks = np.empty(len(values))
@@ -89,14 +89,14 @@ class FusionFeatures:
             present = np.isfinite(best)
             floor = x.min() if len(x) else 0.0
             best = np.where(present, best, floor)  # a document without sentences ranks last
-            doc_rank = _reciprocal_rank(best)
-            columns += [x, x - x.max(), _reciprocal_rank(x), (best - best.max())[doc_of], doc_rank[doc_of]]
+            doc_rank = reciprocal_rank(best)
+            columns += [x, x - x.max(), reciprocal_rank(x), (best - best.max())[doc_of], doc_rank[doc_of]]
             document_rank = doc_rank if document_rank is None else document_rank
         if self.document_scorers:
             doc_example, doc_sentences = _document_example(example)
             for i, scorer in enumerate(self.document_scorers.values()):
                 d = np.asarray(scorer.score(doc_example, doc_sentences), dtype=np.float64)
-                rank = _reciprocal_rank(d)
+                rank = reciprocal_rank(d)
                 columns += [d[doc_of], (d - d.max())[doc_of], rank[doc_of]]
                 if i == 0:  # the first document scorer ranks the documents a sentence mentions
                     document_rank = rank
