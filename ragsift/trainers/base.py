@@ -10,6 +10,7 @@ and the model card. A trainer only fits, checkpoints, saves its artefact and ret
 
 from __future__ import annotations
 
+import json
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ragsift.errors import ConfigError
 from ragsift.evidence import evidence_mask
 from ragsift.labelers.base import Labeler
 from ragsift.plugin import Plugin
@@ -120,6 +122,24 @@ class Trainer(Plugin):
     stage: ClassVar[str] = "trainer"
     #: whether the trainer learns from a labeler's records (``[labeler]`` in the training config)
     uses_labeler: ClassVar[bool] = False
+
+    def labelled(self, job: TrainingJob, default: dict[str, Any], both: bool = True) -> tuple[Labeler, list[Any]]:
+        """The labeler (the config's, else ``default``) and its records of the training examples;
+        with ``both``, records of both labels or a ConfigError."""
+        from ragsift.registry import build_plugin
+
+        owner = type(self).__name__
+        labeler = job.labeler or build_plugin("labeler", default, f"{owner} labeler")
+        records = list(labeler.label(job.train))
+        if both and (not records or len({r.label for r in records}) < 2):
+            raise ConfigError(f"{owner}: the labeler gave no records with both labels; check the training data.")
+        return labeler, records
+
+    @staticmethod
+    def labels_text(labeler: Labeler) -> str:
+        """What the training card says the labels are: the labeler's name and config."""
+        name = labeler.registered_name or type(labeler).__name__
+        return f"records of the labeler {name} ({json.dumps(labeler.config(), sort_keys=True)})"
 
     @abstractmethod
     def train(self, job: TrainingJob) -> TrainingResult:

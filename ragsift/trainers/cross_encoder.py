@@ -10,7 +10,6 @@ repeats exactly what an uninterrupted one does. Optimizer: AdamW with linear war
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -88,10 +87,7 @@ class CrossEncoderTrainer(Trainer):
     def train(self, job: TrainingJob) -> TrainingResult:
         import torch
 
-        labeler = job.labeler or build_plugin("labeler", DEFAULT_LABELER, "CrossEncoderTrainer labeler")
-        records = list(labeler.label(job.train))
-        if not records or len({r.label for r in records}) < 2:
-            raise ConfigError("CrossEncoderTrainer: the labeler gave no records with both labels; check the training data.")
+        labeler, records = self.labelled(job, DEFAULT_LABELER)
         torch.manual_seed(job.seed)  # the new head's initial weights
         model, tokenizer = self._load()
         p = self.params
@@ -146,8 +142,7 @@ class CrossEncoderTrainer(Trainer):
                              "positive_records": sum(r.label for r in records),
                              "epochs": round(p.steps * p.batch_size / len(records), 3)},
             base_model=self.params.base_model,
-            labels=f"records of the labeler {labeler.registered_name or type(labeler).__name__} "
-                   f"({json.dumps(labeler.config(), sort_keys=True)})",
+            labels=self.labels_text(labeler),
             scorer={"name": "cross-encoder", "model": str(job.output), "max_length": p.max_length},
         )
 

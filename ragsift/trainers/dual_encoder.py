@@ -236,8 +236,7 @@ class DualEncoderTrainer(Trainer):
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
         p = self.params
-        labeler = job.labeler or build_plugin("labeler", DEFAULT_LABELER, "DualEncoderTrainer labeler")
-        records = list(labeler.label(job.train))
+        labeler, records = self.labelled(job, DEFAULT_LABELER, both=False)
         texts = _Texts()
         questions, counts = self._train_questions(records, texts)
         if len(questions) < 2:
@@ -328,9 +327,7 @@ class DualEncoderTrainer(Trainer):
                              "training_questions": len(questions),
                              "epochs": round(p.steps * min(p.batch_size, len(questions)) / len(questions), 3)},
             base_model=p.base_model,
-            labels=f"records of the labeler {labeler.registered_name or type(labeler).__name__} "
-                   f"({json.dumps(labeler.config(), sort_keys=True)}): "
-                   f"{counts['strong']} strong, {counts['weak']} weak, {counts['distractor']} distractor",
+            labels=f"{self.labels_text(labeler)}: {counts['strong']} strong, {counts['weak']} weak, {counts['distractor']} distractor",
             scorer=scorer,
             extra=extra,
         )

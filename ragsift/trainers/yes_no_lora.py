@@ -21,7 +21,6 @@ loss scaling. The output folder is a peft adapter (``adapter_model.safetensors``
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, ClassVar, Literal
 
@@ -32,7 +31,6 @@ from ragsift.lm import EXIT_TEMPLATE, YesNoPromptEncoder, resolve_max_length, si
 from ragsift.lm.layouts import padded_batch
 from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.plugin import Params
-from ragsift.registry import build_plugin
 from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 from ragsift.trainers.base import Trainer, TrainingJob, TrainingResult
 from ragsift.trainers.checkpoint import TrainableParameters, step_loop
@@ -98,10 +96,7 @@ class YesNoLoraTrainer(Trainer):
         from ragsift.models import load_causal_lm
 
         p, owner = self.params, type(self).__name__
-        labeler = job.labeler or build_plugin("labeler", DEFAULT_LABELER, f"{owner} labeler")
-        records = list(labeler.label(job.train))
-        if not records or len({r.label for r in records}) < 2:
-            raise ConfigError(f"{owner}: the labeler gave no records with both labels; check the training data.")
+        labeler, records = self.labelled(job, DEFAULT_LABELER)
         base, tokenizer = load_causal_lm(p.base_model, device=p.device, dtype="fp32", fresh=True)
         torch.manual_seed(job.seed)  # the adapter's initial weights
         model = get_peft_model(base, LoraConfig(r=p.r, lora_alpha=p.alpha, lora_dropout=p.dropout, bias="none",
@@ -168,7 +163,6 @@ class YesNoLoraTrainer(Trainer):
                              "epochs_run": round(steps * per_step / len(records), 3),
                              "precision": str(autocast or "fp32").replace("torch.", "")},
             base_model=p.base_model,
-            labels=f"records of the labeler {labeler.registered_name or type(labeler).__name__} "
-                   f"({json.dumps(labeler.config(), sort_keys=True)})",
+            labels=self.labels_text(labeler),
             scorer=scorer_spec,
         )

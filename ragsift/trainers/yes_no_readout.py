@@ -135,10 +135,7 @@ class YesNoReadoutTrainer(Trainer):
         from ragsift.models import load_causal_lm
 
         p = self.params
-        labeler = job.labeler or build_plugin("labeler", DEFAULT_LABELER, "YesNoReadoutTrainer labeler")
-        records = list(labeler.label(job.train))
-        if not records or len({r.label for r in records}) < 2:
-            raise ConfigError("YesNoReadoutTrainer: the labeler gave no records with both labels; check the training data.")
+        labeler, records = self.labelled(job, DEFAULT_LABELER)
         model, tokenizer = load_causal_lm(p.base_model, device=p.device, dtype=p.dtype)
         owner = type(self).__name__
         encoder = YesNoPromptEncoder(tokenizer, p.template, resolve_max_length(p.max_length, model.config, tokenizer), p.overflow, owner)
@@ -161,8 +158,7 @@ class YesNoReadoutTrainer(Trainer):
             hyperparameters={**self.config(), "seed": job.seed, "training_records": len(records),
                              "positive_records": int(labels.sum()), "hidden_size": int(features.shape[1])},
             base_model=p.base_model,
-            labels=f"records of the labeler {labeler.registered_name or type(labeler).__name__} "
-                   f"({json.dumps(labeler.config(), sort_keys=True)})",
+            labels=self.labels_text(labeler),
             scorer=scorer_spec,
             extra={"train_accuracy": history[-1]["train_accuracy"], "forward_passes_per_record": 1},
         )
