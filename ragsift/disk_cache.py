@@ -101,12 +101,10 @@ def _stamp(spec: str) -> tuple[Any, ...]:
 
 @functools.lru_cache(maxsize=64)
 def _describe(spec: str, stamp: tuple[Any, ...]) -> str:
-    from ragsift.models import describe_model
+    from ragsift.models import try_describe_model
 
-    try:  # hashes weight files once per process and file version
-        return json.dumps(describe_model(spec), sort_keys=True)
-    except Exception as exc:  # noqa: BLE001 - a model that cannot be resolved is keyed by its error
-        return json.dumps({"spec": spec, "error": str(exc)})
+    # hashes weight files once per process and file version; a model that cannot be resolved is keyed by its error
+    return json.dumps(try_describe_model(spec), sort_keys=True)
 
 
 @functools.lru_cache(maxsize=64)

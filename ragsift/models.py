@@ -34,7 +34,7 @@ __all__ = [
     "ModelLocation", "resolve_model", "resolve_device", "resolve_dtype", "cache_dir", "load_causal_lm",
     "load_seq2seq_lm", "load_encoder", "load_sequence_classifier", "load_token_classifier", "resolve_local_path",
     "load_tokenizer",
-    "load_sentence_transformer", "describe_model", "check_model", "OFFLINE_SMOLLM2", "OFFLINE_MINILM",
+    "load_sentence_transformer", "describe_model", "try_describe_model", "check_model", "OFFLINE_SMOLLM2", "OFFLINE_MINILM",
     "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B", "HUB_IDS", "hub_id", "fetch_model_file",
 ]
 
@@ -445,6 +445,14 @@ def load_sentence_transformer(spec: str, *, device: str = "auto") -> Any:
             with _loading(spec):
                 _cache[key] = SentenceTransformer(location.path, **kwargs)
         return _cache[key]
+
+
+def try_describe_model(spec: str) -> dict[str, Any]:
+    """:func:`describe_model`, or the spec and its error when it fails (a record must not fail on a model)."""
+    try:
+        return describe_model(spec)
+    except Exception as exc:  # noqa: BLE001 - recorded instead
+        return {"spec": spec, "error": str(exc)}
 
 
 def describe_model(spec: str) -> dict[str, Any]:

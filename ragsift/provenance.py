@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["now", "sha256_bytes", "sha256_file", "git_state", "package_versions", "device_info", "stamp",
+__all__ = ["now", "sha256_bytes", "sha256_file", "git_state", "package_version", "package_versions", "device_info", "stamp",
            "portable_path"]
 
 _PACKAGES = (
@@ -68,14 +68,17 @@ def git_state(start: Path | None = None) -> dict[str, Any]:
         return {}
 
 
+def package_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (None: not installed)."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def package_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in _PACKAGES:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
+    found = {name: package_version(name) for name in _PACKAGES}
+    return {"python": platform.python_version(), **{name: v for name, v in found.items() if v is not None}}
 
 
 def device_info() -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
-from ragsift.provenance import sha256_file
+from ragsift.provenance import package_version, sha256_file
 
 __all__ = [
     "SPLIT_MODELS",
@@ -126,10 +125,7 @@ def _chunk_paths(model: SplitModel) -> list[Path]:
         if spec is None or not spec.submodule_search_locations:
             missing.append(i)
             continue
-        try:
-            version = importlib.metadata.version(model.dist(i))
-        except importlib.metadata.PackageNotFoundError:
-            version = None
+        version = package_version(model.dist(i))
         if version != model.version:
             missing.append(i)
             problems.append(f"{model.dist(i)} is version {version}, not {model.version}")

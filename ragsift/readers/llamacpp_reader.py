@@ -25,7 +25,8 @@ from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
 from ragsift.lm.llamacpp_model import chat_formatter, cpu_threads, gguf_path, load_llama
-from ragsift.models import OFFLINE_QWEN_1_5B, describe_model
+from ragsift.models import OFFLINE_QWEN_1_5B, try_describe_model
+from ragsift.provenance import package_version
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderError, ReaderParams, cut_at_stop
 
 __all__ = ["LlamaCppReader", "LlamaCppReaderParams", "load_llama"]
@@ -81,16 +82,8 @@ class LlamaCppReader(Reader):
         out = super().describe()
         out["n_threads"] = cpu_threads(self.params.n_threads)
         out["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY")
-        try:
-            import importlib.metadata
-
-            out["llama_cpp_python"] = importlib.metadata.version("llama-cpp-python")
-        except importlib.metadata.PackageNotFoundError:
-            out["llama_cpp_python"] = None
-        try:
-            out["model"] = describe_model(self.params.model)
-        except Exception as exc:  # a manifest must not fail on a model it cannot hash
-            out["model"] = {"spec": self.params.model, "error": str(exc)}
+        out["llama_cpp_python"] = package_version("llama-cpp-python")
+        out["model"] = try_describe_model(self.params.model)
         return out
 
     def render_prompt(self, question: str, context: str) -> tuple[list[int], list[str]]:

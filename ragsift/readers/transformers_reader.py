@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ragsift.errors import PromptTooLongError
 from ragsift.model_plugins import ModelParams, ModelPlugin
-from ragsift.models import OFFLINE_SMOLLM2, describe_model
+from ragsift.models import OFFLINE_SMOLLM2, try_describe_model
 from ragsift.readers.base import Reader, ReaderAnswer, ReaderParams, cut_at_stop
 
 __all__ = ["TransformersReader", "TransformersReaderParams"]
@@ -47,10 +47,7 @@ class TransformersReader(ModelPlugin, Reader):
 
     def describe(self) -> dict[str, Any]:
         out = super().describe()
-        try:
-            out["model"] = describe_model(self.params.model)
-        except Exception as exc:  # a manifest must not fail on a model it cannot hash
-            out["model"] = {"spec": self.params.model, "error": str(exc)}
+        out["model"] = try_describe_model(self.params.model)
         return out
 
     def _budget(self) -> int:

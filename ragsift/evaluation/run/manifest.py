@@ -42,12 +42,9 @@ def model_specs(config: Mapping[str, Any]) -> Iterator[str]:
 @functools.lru_cache(maxsize=64)
 def _describe(spec: str) -> str:
     """JSON of ``describe_model(spec)``, hashed once per process (GGUF files are large)."""
-    from ragsift.models import describe_model
+    from ragsift.models import try_describe_model
 
-    try:
-        return json.dumps(describe_model(spec))
-    except Exception as exc:  # the manifest records problems instead of failing the run
-        return json.dumps({"spec": spec, "error": str(exc)})
+    return json.dumps(try_describe_model(spec))  # the manifest records problems instead of failing the run
 
 
 def describe_models(specs: Iterator[str] | list[str]) -> list[dict[str, Any]]:
