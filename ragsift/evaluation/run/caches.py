@@ -1,17 +1,6 @@
-"""The caches of an evaluation run: per-sentence scores and reader answers.
-
-``[evaluation] cache`` says where they live:
-
-- ``"run"`` (the default, also ``true``): ``RUN_DIR/cache/scores`` and ``RUN_DIR/cache/answers``;
-  ``--resume`` and every compressor of the run (and every point of a sweep) share them;
-- ``"shared"``: ``$RAGSIFT_CACHE/scores`` and ``/answers`` (default ``~/.cache/ragsift``), reused by
-  every run on this machine that scores the same sentences with the same scorer and model;
-- a folder path: ``PATH/scores`` and ``PATH/answers``;
-- ``"off"`` (also ``false``): nothing is cached; every compressor, every sweep point and every
-  repeat scores and reads afresh.
-
-Keys and safety: :mod:`ragsift.scorers.caching`, :mod:`ragsift.readers.caching`,
-:mod:`ragsift.disk_cache`.
+"""The caches of an evaluation run: per-sentence scores and reader answers, where
+``[evaluation] cache`` says (``run``, ``shared``, a folder or ``off``: docs/evaluation.md). Keys and
+safety: :mod:`ragsift.scorers.caching`, :mod:`ragsift.readers.caching`, :mod:`ragsift.disk_cache`.
 """
 
 from __future__ import annotations

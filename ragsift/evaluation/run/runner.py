@@ -1,19 +1,6 @@
-"""``ragsift evaluate``: compress (and read) every example with every configured compressor,
-write one JSON line per example as soon as it is done, then summarise.
-
-Run directory layout::
-
-    RUN_DIR/manifest.json              what produced the run (see ragsift.evaluation.run.manifest)
-    RUN_DIR/config.toml                the config file, byte for byte
-    RUN_DIR/predictions/<label>.jsonl  one record per example and compressor
-    RUN_DIR/summary.json, summary.md   means, CIs, paired tests, latency
-
-A run is one value, the plan (:func:`ragsift.evaluation.run.plan.plan_run`: the config read once with
-its includes, the plugins, the data); :func:`run_evaluation` goes plan -> run-directory check ->
-manifest start -> ``engine.run`` -> summary -> manifest finish.
-
-Resuming (``resume=True``) skips the example ids already written, tolerates a truncated last
-line, and refuses to continue when the config file, the input file or ``no_reader`` changed.
+"""``ragsift evaluate``: :func:`run_evaluation` goes plan (:func:`ragsift.evaluation.run.plan.plan_run`)
+-> run-directory check -> manifest start -> ``engine.run`` -> summary -> manifest finish
+(docs/architecture.md). The run directory's files and ``--resume``: docs/evaluation.md.
 """
 
 from __future__ import annotations

@@ -25,20 +25,8 @@ class _Table(BaseModel):
 
 
 class RaySettings(_Table):
-    """``[evaluation.ray]``: how ``ragsift evaluate --engine ray`` uses a Ray cluster.
-
-    ``address``: the cluster to join (``"auto"``: the one this machine belongs to, ``ray://HOST:10001``:
-    a remote one); unset: the Ray instance already started in this process, else a new local one.
-    ``compress_actors`` / ``read_actors``: the size of each stage's actor pool (a list ``[min, max]``
-    lets Ray autoscale it); each actor builds its compressors (or its reader and metrics) once.
-    ``compress_gpus`` / ``read_gpus`` and ``compress_cpus`` / ``read_cpus``: what each actor
-    reserves (fractions allowed: ``0.5`` puts two actors on one GPU). ``batch_size``: examples per
-    ``map_batches`` batch (default: ``[evaluation] batch_size``). ``max_restarts`` /
-    ``max_task_retries``: how often Ray restarts a crashed actor and retries its batch before the
-    run fails (default -1, Ray Data's own: without end; a model that crashes every time then
-    loops, so set a number on a cluster); finished examples are kept either way and ``--resume``
-    goes on.
-    """
+    """``[evaluation.ray]``: how ``ragsift evaluate --engine ray`` uses a Ray cluster (every key:
+    docs/scale.md)."""
 
     address: str | None = None
     compress_actors: int | list[int] = 1
@@ -48,6 +36,7 @@ class RaySettings(_Table):
     compress_cpus: float = Field(1.0, ge=0)
     read_cpus: float = Field(1.0, ge=0)
     batch_size: int | None = Field(None, ge=1, le=65536)
+    #: -1: Ray Data's own, without end (a model that crashes every time then loops: set a number on a cluster)
     max_restarts: int = Field(-1, ge=-1)
     max_task_retries: int = Field(-1, ge=-1)
 
@@ -68,31 +57,8 @@ class RaySettings(_Table):
 
 
 class EvaluationSettings(_Table):
-    """How ``ragsift evaluate`` runs and reports.
-
-    ``limit``: the first N examples. ``limits``: a smaller N for some compressors (slow ones),
-    e.g. ``limits = {exit-offline = 5}``; they run on the first N of the evaluated examples and
-    paired tests use the examples both compressors have. ``reader_limit``: only the first N
-    examples of each compressor go to the reader (reading is the slow part on a CPU); the others
-    get compression metrics only, and reader metrics average over the examples that were read.
-    ``metrics``: registered metric names or tables (``{name = "evidence", min_overlap = 0.5}``);
-    default: every registered metric. ``warmup``: untimed compress (+ read) runs on the first
-    example before timing each compressor. ``repeats``: each example is compressed (and read)
-    this many times and the stage timings averaged (EXIT reports the mean of 5). ``baseline``:
-    the compressor label the paired test compares against (default: ``none`` when present, else
-    the first compressor). ``primary``: the compressor label of the run's primary comparison,
-    declared before the evaluation (against the baseline on EM, reported on its own, unadjusted;
-    docs/statistics.md), with ``primary_chosen_on`` saying when and on what it was chosen (a
-    ``[tuned]`` record of ``ragsift tune`` naming it is recorded too). ``tokenizer``: the model whose tokenizer counts tokens (default: the
-    reader's, else the offline SmolLM2). ``batch_size``: examples compressed and then read
-    together (the reader batches or sends them concurrently). ``cache``: where per-sentence
-    scores and reader answers are cached (``run``: RUN_DIR/cache, the default; ``shared``:
-    $RAGSIFT_CACHE or ~/.cache/ragsift; a folder; ``off``), see
-    :mod:`ragsift.evaluation.run.caches`. ``sweep``: compressor label -> a grid of selector /
-    assembler params (``{selector = {k = [1, 3, 5]}}``), see :mod:`ragsift.evaluation.run.sweep`.
-    ``parquet``: also write the predictions and per-sentence scores as Parquet
-    (:mod:`ragsift.evaluation.columnar`). ``ray``: :class:`RaySettings` (``--engine ray``).
-    """
+    """How ``ragsift evaluate`` runs and reports: the ``[evaluation]`` table (every key: docs/evaluation.md;
+    ``sweep``: :mod:`ragsift.evaluation.run.sweep`; ``cache``: :mod:`ragsift.evaluation.run.caches`)."""
 
     limit: int | None = Field(None, ge=1, description="only the first N examples")
     limits: dict[str, int] = Field(default_factory=dict, description="compressor label -> its own smaller N")

@@ -1,22 +1,6 @@
-"""Sweeps: one compressor evaluated over a grid of selector / assembler settings.
-
-A config sweeps a compressor by naming its label under ``[evaluation.sweep]``, with a list of
-values for each selector or assembler param::
-
-    [compressors.bm25]
-    name = "bm25"
-
-    [evaluation.sweep.bm25.selector]
-    k = [1, 2, 3, 5, 8]
-
-The compressor is replaced by one compressor per point of the grid (the Cartesian product of the
-lists), labelled ``bm25@k=1``, ``bm25@k=2``, ... (``stage.param`` where both stages have a param of
-that name), each with ``family = "bm25"`` in ``summary.json`` (the report draws one line per
-family). Only selection and assembly vary, so the points share the compressor's splitter and
-scorer: with the score cache on (``[evaluation] cache``, on by default) each example is split and
-scored once for the whole sweep, and the reader answer cache reads each distinct compressed
-context once. ``[evaluation] limits`` and ``baseline`` may name a point's label; a limit may also
-name the family (every point gets it).
+"""Sweeps (``[evaluation.sweep]``): one compressor evaluated over a grid of selector / assembler
+settings, one labelled compressor per point (``bm25@k=1``, ...) of one family, all sharing its
+splitter and caching scorer (docs/evaluation.md, "Score once, select many").
 """
 
 from __future__ import annotations

@@ -1,31 +1,7 @@
 """``ragsift tune``: choose each compressor's operating point for the reader, on development
-questions, by a rule written down before the run; write the choice as a frozen config.
-
-A tuning config (TOML) names a sweep (a run config with ``[evaluation.sweep]``: its ``[dataset]``
-the development questions, its ``[reader]`` the run's reader) and the rule::
-
-    description = "BM25 top-k for the 1.5B reader"
-    sweep = "../dev/cascade-sweep.toml"   # relative to this file
-
-    [rule]
-    metric = "em"                  # a metric of the summary, higher is better (display units: EM points)
-    within = 1.0                   # the candidates: points within this much of the best mean
-    prefer = "fewer-prompt-tokens" # among them: fewer-prompt-tokens, fewer-compressed-tokens, lower-latency
-
-``within = 0`` with ``prefer = "fewer-prompt-tokens"`` is "the highest EM, ties to fewer prompt
-tokens"; ``within = 1`` is "the fewest prompt tokens within 1 EM point of the best". Left ties go to
-the higher metric, then to the earlier point of the sweep.
-
-``tune`` refuses the evaluation file (by content hash, and any of its question ids), runs the sweep
-with :func:`ragsift.evaluation.run.runner.run_evaluation` into ``--out`` (a normal run directory:
-resumable, with its report), reads the run's summary and predictions, and writes the frozen config:
-a run config holding, per swept compressor (a family), its chosen point under the family's label
-(every setting written out), the sweep's other compressors, its dataset, reader and evaluation
-settings, and a ``[tuned]`` table that records the rule, the development file (path, SHA-256, the
-question ids used), the sweep config's SHA-256 and run directory, and the sweep's table (every
-point's metric, CI, prompt tokens, compressed tokens, latency; the chosen one marked).
-``ragsift evaluate -c FROZEN`` on the same development file reproduces the chosen points' figures;
-``--data`` points it at other questions.
+questions, by a rule written down before the run; write the choice as a frozen config. The tuning
+config, the rule, the refusal of the evaluation file and what the frozen config records:
+docs/tuning.md.
 """
 
 from __future__ import annotations
@@ -60,7 +36,7 @@ PREFERENCES: dict[str, str] = {
 
 
 class TuneRule(BaseModel):
-    """How one point of each family is chosen (see the module docstring)."""
+    """How one point of each family is chosen (docs/tuning.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
