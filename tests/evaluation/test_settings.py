@@ -81,3 +81,15 @@ def test_anchors_come_from_a_config_file(tmp_path) -> None:  # type: ignore[no-u
     with pytest.raises(ConfigError, match="'anchors.1.source' is required"):
         EvaluationSettings.from_table(load_config(path).evaluation, str(path))
 
+
+def test_the_documented_anchor_example_is_valid() -> None:
+    """docs/evaluation.md's [[evaluation.anchors]] example reads as a valid anchor, with the figure
+    the reference file states (EXIT's headline EM and total latency)."""
+    import tomllib
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    block = docs.split("### Published anchors", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    table = tomllib.loads(block)["evaluation"]
+    (anchor,) = EvaluationSettings.from_table(table).anchors
+    assert (anchor.metric, anchor.value, anchor.total_seconds) == ("em", 37.9, 0.8)
