@@ -179,10 +179,14 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
     out: list[pl.Plot] = []
     if not keys:
         notes.append("No quality metric to plot against cost (no EM/F1, evidence or answer-retention values).")
-    for x, axis, name, what, extra in ((x_tokens, token_axis, "tradeoff_tokens", token_what, token_note),
-                                       (f"latency_ms:{stage}", lat_axis, "tradeoff_latency", "latency",
-                                        "x: " + ("compress + read, retrieval excluded (EXIT's definition)"
-                                                 if data.has_reader else "the whole compress() call"))):
+    published = summary.get("anchors") or []  # [[evaluation.anchors]]: each drawn where its x is the plot's
+    anchor_xs = ("prompt_tokens" if prompt else "context_tokens", "total_seconds" if data.has_reader else "compress_seconds")
+    drawn: set[int] = set()
+    for x, axis, name, what, extra, anchor_x in (
+            (x_tokens, token_axis, "tradeoff_tokens", token_what, token_note, anchor_xs[0]),
+            (f"latency_ms:{stage}", lat_axis, "tradeoff_latency", "latency",
+             "x: " + ("compress + read, retrieval excluded (EXIT's definition)" if data.has_reader
+                      else "the whole compress() call"), anchor_xs[1])):
         panels = [(f"{meta[k]['label']} ({meta[k]['unit']})", pl.tradeoff_points(summary, k, x, references, seconds=True))
                   for k in keys]
         panels = [(label, pts) for label, pts in panels if pts]
@@ -190,12 +194,27 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
             if keys:
                 notes.append(f"No compressor has both {names} and {what}: the {what} plot is left out.")
             continue
-        path = pl.plot_tradeoff(panels, axis, f"{names} against {what}", plots_dir / f"{name}.png")
+        shown = {label for label, _ in panels}
+        panel_of = {k: f"{meta[k]['label']} ({meta[k]['unit']})" for k in keys}
+        panel_of = {k: label for k, label in panel_of.items() if label in shown}
+        here = [(i, a) for i, a in enumerate(published) if a.get(anchor_x) is not None and a["metric"] in panel_of]
+        drawn.update(i for i, _ in here)
+        anchors = [pl.Anchor(a["label"], float(a[anchor_x]), float(a["value"]), panel_of[a["metric"]]) for _, a in here]
+        if here:
+            extra += ("; grey crosses: published figures (other readers, retrievers, data and hardware: a reference, "
+                      "not a result of this run): " + "; ".join(f"{a['label']} ({a['source']})" for _, a in here))
+        path = pl.plot_tradeoff(panels, axis, f"{names} against {what}", plots_dir / f"{name}.png", anchors=anchors)
         out.append(pl.Plot(name, path, f"{names} against {what}, one point per compressor; error bars: {conf} "
                            f"bootstrap intervals of both means; dashed: the Pareto frontier over real compressors (no "
                            f"other is cheaper and better), ringed points lie on it"
                            + (f"; stars with a dotted line: {', '.join(references)}, which read the gold labels "
                               "(an upper bound, not on the frontier)" if references else "") + f". {extra}."))
+    for i, a in enumerate(published):
+        if i not in drawn:
+            given = [k for k in ("context_tokens", "prompt_tokens", "total_seconds", "compress_seconds") if k in a]
+            notes.append(f"The published figure {a['label']!r} is not drawn: this run's plots take "
+                         f"{' or '.join(keys) or 'no quality metric'} against {' or '.join(anchor_xs)}; it gives "
+                         f"{a['metric']} against {', '.join(given)} (a figure is never converted to another axis).")
     evidence = pl.plot_evidence(summary, plots_dir / "evidence.png")
     if evidence is None:
         notes.append("No evidence metrics (the dataset has no gold evidence): no evidence plot.")

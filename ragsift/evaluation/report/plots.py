@@ -147,13 +147,16 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
     """One panel per quality metric (``(y axis label, points)``), cost on the x axis: error bars
     are the intervals, families are joined by lines, the Pareto frontier over real compressors is
     a dashed step line with its points ringed, reference points are stars with a dotted line at
-    their quality, ``anchors`` grey crosses labelled "published". A legend keyed by colour and
-    marker names every compressor. ``log_x`` None: logarithmic when the costs span more than 20x."""
+    their quality, ``anchors`` grey crosses labelled "published: ..." (on the panel whose y axis
+    label starts with the anchor's ``panel``). A legend keyed by colour and marker names every
+    compressor; every point is labelled too, no two labels overlapping (:func:`_label_points`).
+    ``log_x`` None: logarithmic when the costs span more than 20x."""
     plt = _pyplot()
     keys = list(dict.fromkeys((p.family or p.label) for _, pts in panels for p in pts))
     styles = style_of(keys)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels) + 2.2, 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels) + 2.2, 4.6), squeeze=False, dpi=_DPI)
     handles: dict[str, Any] = {}
+    to_label: list[tuple[Any, Sequence[TradeoffPoint], list[Anchor], list[TradeoffPoint]]] = []
     for ax, (ylabel, points) in zip(axes[0], panels, strict=True):
         xs = [p.x for p in points if p.x > 0]
         use_log = log_x if log_x is not None else bool(xs) and min(xs) > 0 and max(xs) / min(xs) > 20
@@ -183,48 +186,94 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
             handles.setdefault("Pareto frontier (real compressors)", line)
             ax.scatter([p.x for p in front], [p.y for p in front], s=170, facecolors="none", edgecolors="0.1",
                        linewidths=1.2, zorder=3)
-        for anchor in (a for a in anchors if ylabel.startswith(a.panel)):
+        here = [a for a in anchors if ylabel.startswith(a.panel)]
+        for anchor in here:
             cross = ax.scatter([anchor.x], [anchor.y], marker="x", s=60, color="0.35", zorder=4)
-            ax.annotate(f"published: {anchor.label}", (anchor.x, anchor.y), textcoords="offset points",
-                        xytext=(5, -11), fontsize=7, color="0.35")
-            handles.setdefault("published figure", cross)
+            handles.setdefault("published figure (another reader and data: a reference only)", cross)
         if use_log:
             ax.set_xscale("log")
-        _label_points(fig, ax, points)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
+        to_label.append((ax, points, here, front))
     fig.legend(list(handles.values()), list(handles), fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5),
                frameon=False)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    for ax, points, here, front in to_label:  # after the layout: the pixel positions are final
+        _label_points(fig, ax, points, here, front)
     return _save(fig, path, tight=True)
 
 
-_LABEL_OFFSETS = ((5, 4, "left"), (5, -11, "left"), (-5, 4, "right"), (-5, -11, "right"), (5, 14, "left"),
-                  (5, -21, "left"))
+#: label offsets tried around a point, in points (1/72 inch) from it: ``dx`` > 0 a label starting
+#: right of it, < 0 ending left of it, 0 centred above or below; nearest first
+_OFFSETS = sorted({(dx, dy) for dx in (6, -6, 16, -16, 30, -30, 50, -50, 0) for dy in range(-120, 121, 5)
+                   if dx or abs(dy) >= 10}, key=lambda o: (math.hypot(o[0], o[1]), -o[0]))
+#: beyond this distance (points) a label gets a thin leader line to its point
+_LEADER_FROM = 12.0
+#: radius (points) kept clear around a marker: plain, reference star, ringed frontier point, anchor cross
+_MARKER_R, _STAR_R, _RING_R, _CROSS_R = 4.5, 7.0, 7.5, 5.0
+
+_Box = tuple[float, float, float, float]
 
 
-def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint]) -> None:
-    """Name each point beside it, at the first of a few offsets whose (estimated) text box does
-    not overlap a name already placed, so that close points stay readable."""
-    ax.autoscale_view()
+def _hits(a: _Box, b: _Box) -> float:
+    """The area two boxes (x0, y0, x1, y1) share; 0 when they do not intersect."""
+    w, h = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint], anchors: Sequence[Anchor] = (),
+                  front: Sequence[TradeoffPoint] = ()) -> None:
+    """Name each point (ties merged, :func:`_merge_ties`) and each anchor beside it, so that no
+    two labels overlap and no label covers a marker. The figure's layout must be final: a label's
+    text box is measured with the figure's renderer, then the nearest offset of :data:`_OFFSETS`
+    whose box lies inside the axes and clear of every label placed so far and of every marker is
+    taken (far ones get a leader line); when none is clear inside the axes, the nearest clear one
+    anywhere, else the one with the least overlap (a bounded search: never an endless nudge).
+    Error bars and lines are not obstacles: a label may cross them."""
+    from matplotlib.text import Text
+
+    renderer = fig.canvas.get_renderer()
     scale = fig.dpi / 72  # points -> pixels
-    placed: list[tuple[float, float, float, float]] = []
-    for p, text in _merge_ties(ax, points):
-        px, py = ax.transData.transform((p.x, p.y))
-        width, height = 5.2 * len(text) * scale, 9 * scale
-        choice = _LABEL_OFFSETS[0]
-        for dx, dy, align in _LABEL_OFFSETS:
-            left = px + dx * scale - (width if align == "right" else 0)
-            box = (left, py + dy * scale, left + width, py + dy * scale + height)
-            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
-                choice = (dx, dy, align)
-                break
-        dx, dy, align = choice
-        left = px + dx * scale - (width if align == "right" else 0)
-        placed.append((left, py + dy * scale, left + width, py + dy * scale + height))
-        ax.annotate(text, (p.x, p.y), textcoords="offset points", xytext=(dx, dy), fontsize=8, ha=align)
+    frame = ax.get_window_extent(renderer)
+    inside: _Box = (frame.x0, frame.y0, frame.x1, frame.y1)
+    ringed = {id(p) for p in front}
+    markers: list[_Box] = []
+    for x, y, r in [*((p.x, p.y, _STAR_R if p.reference else _RING_R if id(p) in ringed else _MARKER_R)
+                      for p in points), *((a.x, a.y, _CROSS_R) for a in anchors)]:
+        px, py = ax.transData.transform((x, y))
+        markers.append((px - r * scale, py - r * scale, px + r * scale, py + r * scale))
+    items = [(p.x, p.y, text, 8, "black") for p, text in _merge_ties(ax, points)]
+    items += [(a.x, a.y, f"published: {a.label}", 7, "0.35") for a in anchors]
+    placed: list[_Box] = []
+    for x, y, text, size, colour in items:
+        probe = ax.annotate(text, (x, y), fontsize=size)
+        extent = Text.get_window_extent(probe, renderer)
+        probe.remove()
+        width, height = extent.width + 2, extent.height + 2  # a pixel of air on each side
+        px, py = ax.transData.transform((x, y))
+        least: tuple[float, tuple[int, int]] | None = None
+        clear: tuple[int, int] | None = None  # the nearest offset clear of everything, though outside the axes
+        for dx, dy in _OFFSETS:
+            left = px + dx * scale - (width if dx < 0 else width / 2 if dx == 0 else 0)
+            box = (left, py + dy * scale - height / 2, left + width, py + dy * scale + height / 2)
+            overlap = sum(_hits(box, b) for b in (*placed, *markers))
+            if overlap == 0:
+                if inside[0] <= box[0] and box[2] <= inside[2] and inside[1] <= box[1] and box[3] <= inside[3]:
+                    break
+                clear = clear or (dx, dy)
+            if least is None or overlap < least[0]:
+                least = (overlap, (dx, dy))
+        else:
+            assert least is not None  # _OFFSETS is not empty
+            dx, dy = clear or least[1]
+        left = px + dx * scale - (width if dx < 0 else width / 2 if dx == 0 else 0)
+        placed.append((left, py + dy * scale - height / 2, left + width, py + dy * scale + height / 2))
+        leader = {"arrowstyle": "-", "color": "0.55", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 3}
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=size, color=colour,
+                    ha="right" if dx < 0 else "center" if dx == 0 else "left", va="center", annotation_clip=False,
+                    arrowprops=leader if math.hypot(dx, dy) > _LEADER_FROM else None)
 
 
 def _merge_ties(ax: Any, points: Sequence[TradeoffPoint]) -> list[tuple[TradeoffPoint, str]]:

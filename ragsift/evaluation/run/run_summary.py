@@ -65,6 +65,8 @@ def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mappi
     summary = {"run_dir": str(run_dir), "config": str(plan.config.source), "examples": examples, **summary}
     for label, family in plan.families.items():  # a sweep's points: one line per family in the report
         summary["compressors"][label]["family"] = family
+    if settings.anchors:  # published figures the report's plots overlay ([[evaluation.anchors]])
+        summary["anchors"] = [a.model_dump(exclude_none=True) for a in settings.anchors]
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     title = f"ragsift evaluation: {Path(plan.config.source).name}"
     (run_dir / "summary.md").write_text(format_markdown(summary, title), encoding="utf-8")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error, reject_bool
 
-__all__ = ["EvaluationSettings", "RaySettings"]
+__all__ = ["EvaluationSettings", "RaySettings", "AnchorSettings"]
 
 
 class _Table(BaseModel):
@@ -56,9 +56,44 @@ class RaySettings(_Table):
         return value if isinstance(value, int) else (value[0], value[1])
 
 
+class AnchorSettings(_Table):
+    """``[[evaluation.anchors]]``: a published figure overlaid on the report's trade-off plots,
+    labelled "published: LABEL" (a reference only: another reader, retriever, data and hardware).
+
+    ``label``: what the point is (e.g. "EXIT, Llama-3.1-8B, Contriever top-5"). ``source``: where
+    the number comes from (paper, table or figure). ``metric``: the plotted quality metric it
+    reports (``em``, ``f1``: runs with a reader; ``evidence_recall``, ``answer_retention``: runs
+    without), ``value`` in that metric's unit (%). Its cost, one or more of: ``context_tokens``
+    (the compressed context), ``prompt_tokens`` (the reader's whole prompt), ``total_seconds``
+    (compression + reading per question, retrieval excluded), ``compress_seconds`` (compression
+    only). A plot draws the anchor only when its x axis is the quantity given, never a
+    conversion: the tokens plot shows prompt tokens when the reader reports them, else context
+    tokens; the latency plot shows total seconds with a reader, compression seconds without.
+    """
+
+    label: str = Field(min_length=1, description="what the published point is")
+    source: str = Field(min_length=1, description="where the number comes from: paper, table or figure")
+    metric: Literal["em", "f1", "evidence_recall", "answer_retention"]
+    value: float = Field(ge=0, le=100, description="the published figure, in the metric's unit (%)")
+    context_tokens: float | None = Field(None, gt=0)
+    prompt_tokens: float | None = Field(None, gt=0)
+    total_seconds: float | None = Field(None, gt=0)
+    compress_seconds: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _has_a_cost(self) -> AnchorSettings:
+        if not self.label.strip() or not self.source.strip():
+            raise ValueError("an anchor needs a non-blank 'label' and 'source' (where the number comes from)")
+        if all(v is None for v in (self.context_tokens, self.prompt_tokens, self.total_seconds, self.compress_seconds)):
+            raise ValueError(f"anchor {self.label!r} has no cost: give context_tokens, prompt_tokens, total_seconds "
+                             "or compress_seconds (the x of the plot it belongs on)")
+        return self
+
+
 class EvaluationSettings(_Table):
     """How ``ragsift evaluate`` runs and reports: the ``[evaluation]`` table (every key: docs/evaluation.md;
-    ``sweep``: :mod:`ragsift.evaluation.run.sweep`; ``cache``: :mod:`ragsift.evaluation.run.caches`)."""
+    ``sweep``: :mod:`ragsift.evaluation.run.sweep`; ``cache``: :mod:`ragsift.evaluation.run.caches`;
+    ``anchors``: :class:`AnchorSettings`)."""
 
     limit: int | None = Field(None, ge=1, description="only the first N examples")
     limits: dict[str, int] = Field(default_factory=dict, description="compressor label -> its own smaller N")
@@ -78,6 +113,23 @@ class EvaluationSettings(_Table):
     sweep: dict[str, dict[str, Any]] = Field(default_factory=dict, description="compressor label -> grid")
     parquet: bool = Field(False, description="also write predictions/<label>.parquet and .sentences.parquet")
     ray: RaySettings = Field(default_factory=lambda: RaySettings.model_validate({}), description="the Ray engine's cluster, pools and GPUs")
+    anchors: list[AnchorSettings] = Field(default_factory=list, description="published figures overlaid on the plots")
+
+    @field_validator("anchors", mode="before")
+    @classmethod
+    def _anchor_keys(cls, value: Any) -> Any:
+        """Each anchor a table of known keys: an unknown one is named with the keys an anchor has."""
+        if not isinstance(value, list):
+            return value  # pydantic says what is wrong
+        known = sorted(AnchorSettings.model_fields)
+        for i, anchor in enumerate(value):
+            if not isinstance(anchor, Mapping):
+                raise ValueError(f"anchor {i + 1} must be a table ([[evaluation.anchors]] with {', '.join(known)})")
+            unknown = sorted(set(anchor) - set(known))
+            if unknown:
+                raise ValueError(f"anchor {i + 1} ({anchor.get('label', 'no label')!r}): unknown key(s) "
+                                 f"{', '.join(unknown)} (an anchor has: {', '.join(known)})")
+        return value
 
     @field_validator("cache")
     @classmethod
