@@ -272,14 +272,6 @@ def _dataset_params(run_dir: Path, fmt: str | None) -> dict[str, Any]:
     return table
 
 
-def _env() -> Any:
-    """The template environment: the package's templates, every ``{{ }}`` HTML-escaped."""
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation.report", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined)
-
-
 def _stat_cell(stat: Mapping[str, float] | None, col: Column) -> dict[str, Any]:
     """A results cell: the mean, its interval on a second line, the mean as the sort key."""
     text = format_cell(stat, col.unit, True)
@@ -476,11 +468,9 @@ def _prompt(template: Mapping[str, str] | None, question: str, context: str | No
     as the page's script fills them."""
     if not template or context is None:
         return None
-    def unbrace(text: str) -> str:
-        return text.replace("{{", "{").replace("}}", "}")
-
     def fill(text: str) -> str:
-        return context.join(question.join(unbrace(q) for q in part.split("{query}")) for part in text.split("{context}"))
+        return context.join(question.join(q.replace("{{", "{").replace("}}", "}") for q in part.split("{query}"))
+                            for part in text.split("{context}"))
 
     return "\n".join(fill(t) for t in (template.get("system") or "", template["user"]) if t)
 
@@ -546,6 +536,8 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
                 documents: Mapping[str, tuple[list[DocumentText], bool]], documents_note: str | None,
                 views: Sequence[ExampleView] | None = None) -> str:
     """The whole page as a string."""
+    import jinja2
+
     s = data.summary
     labels = list(s["compressors"])
     title = f"ragsift report: {Path(str(s.get('config', 'run'))).name}"
@@ -584,7 +576,9 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
         compare = compare_pair(data, views, rows, default, other)
     kept_badge = not all(v.kept_differs for v in views)
     meta, provenance = _meta(data)
-    env = _env()
+    # the package's templates, every {{ }} HTML-escaped
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation.report", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
     return env.get_template("report.html.j2").render(
         title=title, meta=meta, provenance=provenance, intro=intro, primary=primary, results_intro=results_intro,
         results=_results(s), paired=_paired(s), baseline=str(baseline), plots=[_figure(p) for p in plots],
