@@ -73,7 +73,7 @@ class JsonModelScorer(Scorer):
 
     @classmethod
     def load_model(cls, path: Path) -> JsonModel:
-        return cls.model_class.load(path)  # type: ignore[no-any-return]
+        return cls.model_class.load(path)
 
     def warm_up(self) -> None:
         if self._model is None:
