@@ -187,15 +187,14 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
             (f"latency_ms:{stage}", lat_axis, "tradeoff_latency", "latency",
              "x: " + ("compress + read, retrieval excluded (EXIT's definition)" if data.has_reader
                       else "the whole compress() call"), anchor_xs[1])):
-        panels = [(f"{meta[k]['label']} ({meta[k]['unit']})", pl.tradeoff_points(summary, k, x, references, seconds=True))
-                  for k in keys]
+        panel_of = {k: f"{meta[k]['label']} ({meta[k]['unit']})" for k in keys}
+        panels = [(panel_of[k], pl.tradeoff_points(summary, k, x, references, seconds=True)) for k in keys]
         panels = [(label, pts) for label, pts in panels if pts]
         if not panels:
             if keys:
                 notes.append(f"No compressor has both {names} and {what}: the {what} plot is left out.")
             continue
         shown = {label for label, _ in panels}
-        panel_of = {k: f"{meta[k]['label']} ({meta[k]['unit']})" for k in keys}
         panel_of = {k: label for k, label in panel_of.items() if label in shown}
         here = [(i, a) for i, a in enumerate(published) if a.get(anchor_x) is not None and a["metric"] in panel_of]
         drawn.update(i for i, _ in here)
