@@ -115,6 +115,11 @@ def _check_folder(folder: Path) -> None:
             raise ValueError(f"{path.name} is not a readable safetensors file ({exc})") from None
 
 
+def _hub_offline() -> bool:
+    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
 #: seconds to wait for one TCP connection to the Hub (one try, no retries) when a Hub id is not cached
 HUB_PROBE_SECONDS = 3.0
 
@@ -143,7 +148,7 @@ def _check_hub(location: Any, names: tuple[str, ...] = ("config.json", "adapter_
         cached = try_to_load_from_cache(location.path, name, revision=location.revision)
         if isinstance(cached, str):
             return cached
-    if any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
+    if _hub_offline():
         raise ValueError("a Hugging Face Hub id that is not in the local cache, and the Hub is offline "
                          "(HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): download it first, or name a local folder or GGUF file")
     endpoint = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
