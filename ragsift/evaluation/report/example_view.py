@@ -71,12 +71,8 @@ def _documents_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[Do
 
 def _consistent(documents: Sequence[DocumentText], records: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether every recorded sentence is the document text at its span."""
-    for record in records.values():
-        for s in record.get("sentences", []):
-            doc = int(s["doc"])
-            if doc >= len(documents) or documents[doc].text[int(s["start"]):int(s["end"])] != s["text"]:
-                return False
-    return True
+    return all(int(s["doc"]) < len(documents) and documents[int(s["doc"])].text[int(s["start"]):int(s["end"])] == s["text"]
+               for record in records.values() for s in record.get("sentences", []))
 
 
 def build_views(records: Mapping[str, Sequence[Mapping[str, Any]]],
