@@ -28,10 +28,7 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     for stage in stages:
         print(f"{stage}s:")
         for info in table[stage]:
-            fields = info.fields()
-            shown = ", ".join(
-                f"{k}" + ("" if v["required"] else f"={v['default']!r}") for k, v in fields.items()
-            )
+            shown = ", ".join(k + ("" if v["required"] else f"={v['default']!r}") for k, v in info.fields().items())
             print(f"  {info.name:<22} {info.source}  [{info.cls.__qualname__}]")
             if info.description():
                 print(f"      {info.description()}")

@@ -50,11 +50,7 @@ def shipped_roots() -> list[Path]:
 
 def config_dirs(sub: str = "") -> list[Path]:
     """Where config names are looked up: ./configs/SUB, then configs/SUB of each shipped root."""
-    seen: list[Path] = []
-    for d in (Path.cwd() / "configs" / sub, *(root / "configs" / sub for root in shipped_roots())):
-        if d not in seen:
-            seen.append(d)
-    return seen
+    return list(dict.fromkeys((Path.cwd() / "configs" / sub, *(root / "configs" / sub for root in shipped_roots()))))
 
 
 def _is_path_key(key: str) -> bool:

@@ -87,6 +87,10 @@ class ModelLocation:
     def file(self) -> Path | None:
         return Path(self.path) / self.gguf_file if self.gguf_file else None
 
+    def revision_kwargs(self) -> dict[str, Any]:
+        """``{"revision": ...}`` for a loader's ``from_pretrained`` when a revision is pinned, else ``{}``."""
+        return {"revision": self.revision} if self.revision else {}
+
 
 def _package_path(spec: str) -> Path:
     rest = spec[len("package:") :]
@@ -247,10 +251,7 @@ def _publish(target: Path, location: ModelLocation, digest: str, tokenizer: Any,
 def _pretrained_source(location: ModelLocation, auto_cls: Any) -> tuple[str, dict[str, Any]]:
     if location.kind == "gguf":
         return str(_gguf_to_safetensors(location, auto_cls)), {}
-    kwargs: dict[str, Any] = {}
-    if location.revision:
-        kwargs["revision"] = location.revision
-    return location.path, kwargs
+    return location.path, location.revision_kwargs()
 
 
 def load_tokenizer(spec: str) -> Any:
@@ -331,15 +332,12 @@ def _from_pretrained(auto_cls: Any, location: ModelLocation, device: str, torch_
         )
         kwargs["device_map"] = {"": device}
     model = auto_cls.from_pretrained(source, dtype=torch_dtype, use_safetensors=True, trust_remote_code=False, **kwargs)
-    tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **{k: v for k, v in kwargs.items() if k == "revision"})
+    tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **location.revision_kwargs())
     if adapter:
         from peft import PeftModel
 
         adapter_location = resolve_model(adapter)
-        if adapter_location.revision:
-            model = PeftModel.from_pretrained(model, adapter_location.path, revision=adapter_location.revision)
-        else:
-            model = PeftModel.from_pretrained(model, adapter_location.path)
+        model = PeftModel.from_pretrained(model, adapter_location.path, **adapter_location.revision_kwargs())
     if not load_in_4bit:
         model = model.to(device)
     model.eval()
@@ -439,11 +437,9 @@ def load_sentence_transformer(spec: str, *, device: str = "auto") -> Any:
     key = ("st", spec, device)
     with _lock:
         if key not in _cache:
-            kwargs: dict[str, Any] = {"device": device, "trust_remote_code": False}
-            if location.revision:
-                kwargs["revision"] = location.revision
             with _loading(spec):
-                _cache[key] = SentenceTransformer(location.path, **kwargs)
+                _cache[key] = SentenceTransformer(location.path, device=device, trust_remote_code=False,
+                                                  **location.revision_kwargs())
         return _cache[key]
 
 

@@ -112,15 +112,11 @@ def merge_spec(default: Mapping[str, Any] | str | None, override: Mapping[str, A
     return out
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "params"
-
-
 def format_validation_error(owner: str, error: ValidationError, known: list[str] | None = None) -> str:
     """One readable message for all problems: "Owner: 'key' must ...; got X."."""
     problems = []
     for item in error.errors():
-        loc = _loc(item["loc"])
+        loc = ".".join(str(part) for part in item["loc"]) or "params"
         if item["type"] == "extra_forbidden":
             hint = f" (known: {', '.join(known)})" if known else ""
             problems.append(f"unknown parameter '{loc}'{hint}")

@@ -197,10 +197,8 @@ class Registry:
         name, params = split_spec(stage, merge_spec(default, spec), where)
         try:
             return self.create(stage, name, params)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
-        except UnknownPluginError as exc:  # the file and table that named it (e.g. [compressors.LABEL])
-            raise UnknownPluginError(f"{where}: {exc}" if where else str(exc)) from None
+        except (ConfigError, UnknownPluginError) as exc:  # the file and table that named it (e.g. [compressors.LABEL])
+            raise type(exc)(f"{where}: {exc}" if where else str(exc)) from None
 
     def all(self) -> dict[str, list[PluginInfo]]:
         table = self._load()

@@ -174,7 +174,8 @@ def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *
             status, detail = exc.status_code, error_detail(exc, redact)
             if status == 400 and PROMPT_TOO_LONG.search(detail):
                 raise too_long(detail) from None
-            if status in (401, 403) or not _retried_by_sdk(status):
+            # not one the SDK retries (timeout, conflict, rate limit, server errors)
+            if status in (401, 403) or not (status in (408, 409, 429) or status >= 500):
                 hint = f" Check the key in ${key_env}." if status in (401, 403) else ""
                 raise error(f"{owner}: server {server} answered HTTP {status} for model '{model}': {detail}.{hint}") from None
             raise _spent(error, redact, owner, server, model, tries + left + 1, f"HTTP {status} ({detail})") from None
@@ -193,11 +194,6 @@ def call_with_retries(request: Callable[[int], Any], read: Callable[[Any], T], *
             raise _spent(error, redact, owner, server, model, tries, last)
         time.sleep(backoff(bad))
         bad += 1
-
-
-def _retried_by_sdk(status: int) -> bool:
-    """The statuses the openai SDK retries (timeout, conflict, rate limit, server errors)."""
-    return status in (408, 409, 429) or status >= 500
 
 
 def _spent(error: Callable[[str], Exception], redact: Callable[[str], str], owner: str, server: str, model: str,

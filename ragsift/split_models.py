@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragsift.errors import ConfigError, MissingDependencyError, RagsiftError
+from ragsift.output_files import write_text_atomically
 from ragsift.provenance import package_version, sha256_file
 
 __all__ = [
@@ -168,14 +169,8 @@ def _verified(target: Path, model: SplitModel) -> bool:
         pass
     if sha256_file(target) != model.sha256:
         return False
-    _write_atomic_text(_stamp(target), json.dumps(_stamp_record(target, model.sha256)))
+    write_text_atomically(_stamp(target), json.dumps(_stamp_record(target, model.sha256)))
     return True
-
-
-def _write_atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 @contextlib.contextmanager
@@ -237,5 +232,5 @@ def assemble(model: SplitModel, cache: Path) -> Path:
                 os.replace(tmp, target)
             finally:
                 tmp.unlink(missing_ok=True)
-            _write_atomic_text(_stamp(target), json.dumps(_stamp_record(target, model.sha256)))
+            write_text_atomically(_stamp(target), json.dumps(_stamp_record(target, model.sha256)))
             return target

@@ -130,10 +130,7 @@ def presplit_sentences(example: Example) -> list[Sentence]:
     """The example's dataset-provided sentences (no splitter involved)."""
     from ragsift.splitters.base import sentences_from_spans
 
-    out: list[Sentence] = []
-    for i, doc in enumerate(example.documents):
-        out.extend(sentences_from_spans(doc, i, doc.sentence_spans or ()))
-    return out
+    return [s for i, doc in enumerate(example.documents) for s in sentences_from_spans(doc, i, doc.sentence_spans or ())]
 
 
 def check_selector(cls: type) -> None:

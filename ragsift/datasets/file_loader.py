@@ -75,14 +75,10 @@ class JsonRecordsLoader(FileLoader):
         raise NotImplementedError
 
 
-def _key_pattern(key: str) -> re.Pattern[str]:
-    return re.compile(r'"' + re.escape(key) + r'"\s*:')
-
-
 def head_has_keys(head: str, *keys: str) -> bool:
     """Whether every ``"key":`` occurs in ``head`` (exact key names: ``"ctxs"`` does not match
     ``"positive_ctxs"``)."""
-    return all(_key_pattern(k).search(head) for k in keys)
+    return all(re.search(r'"' + re.escape(k) + r'"\s*:', head) for k in keys)
 
 
 def head_starts_with(head: str, chars: str) -> bool:

@@ -67,10 +67,8 @@ class HotpotQALoader(FileLoader):
         for title, sent_id in raw.supporting_facts:
             doc_index = by_title.get(title)
             doc_spans = documents[doc_index].sentence_spans if doc_index is not None else None
-            if doc_index is None or doc_spans is None or not 0 <= sent_id < len(doc_spans):
-                dropped.append((title, sent_id))
-                continue
-            if doc_spans[sent_id][0] == doc_spans[sent_id][1]:  # an empty sentence: nothing to select
+            if (doc_index is None or doc_spans is None or not 0 <= sent_id < len(doc_spans)
+                    or doc_spans[sent_id][0] == doc_spans[sent_id][1]):  # no such sentence, or an empty one: nothing to select
                 dropped.append((title, sent_id))
                 continue
             span = EvidenceSpan(doc_index, *doc_spans[sent_id])

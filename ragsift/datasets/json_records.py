@@ -122,6 +122,11 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
+def _error_at(path: Path, text: str, pos: int, problem: str) -> DataFormatError:
+    line, col = _line_col(text, pos)
+    return DataFormatError(path, f"line {line}, column {col}", problem)
+
+
 def _skip_ws(text: str, pos: int) -> int:
     while pos < len(text) and text[pos] in _WS:
         pos += 1
@@ -141,15 +146,13 @@ def _decode_at(path: Path, text: str, pos: int) -> tuple[Any, int]:
     except json.JSONDecodeError as exc:
         raise _invalid(path, exc) from None
     except (ValueError, RecursionError) as exc:
-        line, col = _line_col(text, pos)
-        raise DataFormatError(path, f"line {line}, column {col}", f"invalid JSON: {_value_problem(exc)}.") from None
+        raise _error_at(path, text, pos, f"invalid JSON: {_value_problem(exc)}.") from None
 
 
 def _expect(path: Path, text: str, pos: int, chars: str, what: str) -> None:
     if pos >= len(text) or text[pos] not in chars:
-        line, col = _line_col(text, pos)
         got = "the end of the file" if pos >= len(text) else repr(text[pos])
-        raise DataFormatError(path, f"line {line}, column {col}", f"invalid JSON: expected {what}; got {got}.")
+        raise _error_at(path, text, pos, f"invalid JSON: expected {what}; got {got}.")
 
 
 def iter_array_items(path: Path, text: str, pos: int, end: list[int] | None = None) -> Iterator[tuple[int, Any]]:
@@ -260,9 +263,8 @@ def iter_json_array(path: Path, what: str, text: str | None = None) -> Iterator[
     if pos >= len(text):
         return
     if text[pos] != "[":
-        line, col = _line_col(text, pos)
         kind = "a JSON object" if text[pos] == "{" else f"{text[pos]!r}"
-        raise DataFormatError(path, f"line {line}, column {col}", f"expected a JSON array of {what}; got {kind}.")
+        raise _error_at(path, text, pos, f"expected a JSON array of {what}; got {kind}.")
     last_pos = last_line = 0
     end: list[int] = []
     for index, (start, value) in enumerate(iter_array_items(path, text, pos, end)):
@@ -276,8 +278,7 @@ def check_trailing(path: Path, text: str, pos: int) -> None:
     """Raise if anything but whitespace follows the top-level value ending at ``pos``."""
     pos = _skip_ws(text, pos)
     if pos < len(text):
-        line, col = _line_col(text, pos)
-        raise DataFormatError(path, f"line {line}, column {col}", "invalid JSON: extra data after the top-level value.")
+        raise _error_at(path, text, pos, "invalid JSON: extra data after the top-level value.")
 
 
 def iter_member_array(path: Path, key: str, what: str, container: str) -> Iterator[Record]:
@@ -288,17 +289,14 @@ def iter_member_array(path: Path, key: str, what: str, container: str) -> Iterat
     if pos >= len(text):
         return
     if text[pos] != "{":
-        line, col = _line_col(text, pos)
-        raise DataFormatError(path, f"line {line}, column {col}", f"expected {container} (a JSON object); got {text[pos]!r}.")
+        raise _error_at(path, text, pos, f"expected {container} (a JSON object); got {text[pos]!r}.")
     _, stop = _decode_at(path, text, pos)  # validates the whole document once
     check_trailing(path, text, stop)
     start = find_member(text, pos, key)
     if start is None:
-        line, col = _line_col(text, pos)
-        raise DataFormatError(path, f"line {line}, column {col}", f"expected {container} with a '{key}' array; '{key}' is missing.")
+        raise _error_at(path, text, pos, f"expected {container} with a '{key}' array; '{key}' is missing.")
     if text[start] != "[":
-        line, col = _line_col(text, start)
-        raise DataFormatError(path, f"line {line}, column {col}", f"'{key}' must be an array of {what}; got {text[start]!r}.")
+        raise _error_at(path, text, start, f"'{key}' must be an array of {what}; got {text[start]!r}.")
     last_pos = last_line = 0
     for index, (item_pos, value) in enumerate(iter_array_items(path, text, start)):
         last_line += text.count("\n", last_pos, item_pos)

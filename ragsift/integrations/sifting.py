@@ -53,10 +53,7 @@ _LOCKS_LOCK = threading.Lock()
 
 def _lock_for(compressor: Compressor) -> threading.Lock:
     with _LOCKS_LOCK:
-        lock = _LOCKS.get(compressor)
-        if lock is None:
-            lock = _LOCKS[compressor] = threading.Lock()
-        return lock
+        return _LOCKS.setdefault(compressor, threading.Lock())
 
 
 def missing_framework(module: str, framework: str, extra: str, error: ImportError) -> MissingDependencyError:

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 from ragsift.plugin import Plugin
-from ragsift.types import Example
+from ragsift.types import Example, Sentence
 
 __all__ = ["Labeler", "SentenceLabel"]
 
@@ -23,6 +23,13 @@ class SentenceLabel:
     sentence: str
     label: bool
     kind: str
+
+    @classmethod
+    def of(cls, example: Example, sentence: Sentence, label: bool, kind: str, source: Example | None = None) -> SentenceLabel:
+        """The record of ``sentence`` for ``example``'s question, its context the sentence's own document
+        (of ``source``, default ``example``) as ``"{title}\n{text}"``."""
+        doc = (source or example).documents[sentence.doc_index]
+        return cls(example.id, example.question, f"{doc.title}\n{doc.text}", sentence.text, label, kind)
 
     def to_record(self) -> dict[str, Any]:
         return asdict(self)

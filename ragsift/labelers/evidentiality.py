@@ -164,8 +164,7 @@ class EvidentialityLabeler(Labeler):
         for s in candidates:
             kind = kind_of[s.id]
             self._counts[kind] += 1
-            doc = example.documents[s.doc_index]
-            yield SentenceLabel(example.id, q, f"{doc.title}\n{doc.text}", s.text, kind == "strong", kind)
+            yield SentenceLabel.of(example, s, kind == "strong", kind)
 
     def report(self) -> dict[str, Any]:
         return {**self._counts, **self._stats, "labeling_seconds": round(self._seconds, 3)}

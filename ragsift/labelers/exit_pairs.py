@@ -32,7 +32,7 @@ from ragsift.evidence import evidence_mask
 from ragsift.labelers.base import Labeler, SentenceLabel
 from ragsift.plugin import Params
 from ragsift.splitters.presplit import PresplitSplitter
-from ragsift.types import Example, Sentence
+from ragsift.types import Example
 
 __all__ = ["ExitPairsLabeler"]
 
@@ -43,11 +43,6 @@ class ExitPairsParams(Params):
     negatives_per_two_positives: int = Field(1, ge=0)
     #: distractor-document negatives per two positives (not in the paper; 0 = EXIT's recipe)
     distractor_negatives: int = Field(0, ge=0)
-
-
-def _context(example: Example, sentence: Sentence) -> str:
-    doc = example.documents[sentence.doc_index]
-    return f"{doc.title}\n{doc.text}"
 
 
 class ExitPairsLabeler(Labeler):
@@ -71,19 +66,19 @@ class ExitPairsLabeler(Labeler):
             hard = [s for s, g in zip(sentences, gold, strict=True) if not g and s.doc_index in gold_docs]
             wanted = math.ceil(len(positives) / 2) * self.params.negatives_per_two_positives
             for s in positives:
-                yield SentenceLabel(example.id, example.question, _context(example, s), s.text, True, "positive")
+                yield SentenceLabel.of(example, s, True, "positive")
             for s in rng.sample(hard, min(wanted, len(hard))):
-                yield SentenceLabel(example.id, example.question, _context(example, s), s.text, False, "hard_negative")
+                yield SentenceLabel.of(example, s, False, "hard_negative")
             distractors = [s for s, g in zip(sentences, gold, strict=True) if not g and s.doc_index not in gold_docs]
             wanted_distractors = math.ceil(len(positives) / 2) * self.params.distractor_negatives
             if wanted_distractors:  # a generator of their own: the paper's records stay the same
                 own_rng = random.Random(zlib.crc32(f"{self.params.seed}:{example.id}:distractors".encode()))
                 for s in own_rng.sample(distractors, min(wanted_distractors, len(distractors))):
-                    yield SentenceLabel(example.id, example.question, _context(example, s), s.text, False, "distractor_negative")
+                    yield SentenceLabel.of(example, s, False, "distractor_negative")
             others = [e for i, e in enumerate(pool) if i != position and e.question != example.question]
             for _ in range(wanted if others else 0):
                 other = rng.choice(others)
                 other_sentences = splitter.split_all(other.documents)
                 if other_sentences:
                     s = rng.choice(other_sentences)
-                    yield SentenceLabel(example.id, example.question, _context(other, s), s.text, False, "random_negative")
+                    yield SentenceLabel.of(example, s, False, "random_negative", source=other)

@@ -82,8 +82,7 @@ class GoldEvidentialityLabeler(Labeler):
             for kind, group in zip(KINDS, (strong, weak, distractors), strict=True):
                 self._counts[kind] += len(group)
                 for s in group:
-                    doc = example.documents[s.doc_index]
-                    yield SentenceLabel(example.id, example.question, f"{doc.title}\n{doc.text}", s.text, kind == "strong", kind)
+                    yield SentenceLabel.of(example, s, kind == "strong", kind)
 
     def report(self) -> dict[str, int]:
         return dict(self._counts)

@@ -100,19 +100,14 @@ class ParagraphSentencesLabeler(Labeler):
             rng = random.Random(zlib.crc32(f"{self.params.seed}:{example.id}".encode()))
             sentences = splitter.split_all(example.documents)
             mask = heuristic_evidence(example, sentences, self.params.min_question_words)
-
-            def record(s: Sentence, label: bool, kind: str, example: Example = example) -> SentenceLabel:
-                doc = example.documents[s.doc_index]
-                return SentenceLabel(example.id, example.question, f"{doc.title}\n{doc.text}", s.text, label, kind)
-
             positives = [s for s, m in zip(sentences, mask, strict=True) if m]
             for s, m in zip(sentences, mask, strict=True):
                 if s.doc_index in supporting:
-                    yield record(s, m, "positive" if m else "hard_negative")
+                    yield SentenceLabel.of(example, s, m, "positive" if m else "hard_negative")
             distractors = [s for s in sentences if s.doc_index not in supporting]
             wanted = math.ceil(len(positives) / 2) * self.params.distractor_negatives
             for s in rng.sample(distractors, min(wanted, len(distractors))):
-                yield record(s, False, "distractor_negative")
+                yield SentenceLabel.of(example, s, False, "distractor_negative")
 
 
 def agreement_with_gold(

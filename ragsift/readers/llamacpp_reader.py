@@ -64,11 +64,8 @@ class LlamaCppReader(Reader):
             self._path, n_ctx=self.params.n_ctx, n_threads=cpu_threads(self.params.n_threads),
             n_batch=self.params.n_batch, n_gpu_layers=self.params.n_gpu_layers, seed=self.params.seed,
         )
-        self._formatter = self._chat_formatter(llm)
+        self._formatter = chat_formatter(llm, self.params.model, "LlamaCppReader")
         self._llm, self._llm_lock = llm, lock
-
-    def _chat_formatter(self, llm: Any) -> Any:
-        return chat_formatter(llm, self.params.model, "LlamaCppReader")
 
     def context_window(self) -> int:
         """Tokens the prompt and the answer share (loads the model)."""

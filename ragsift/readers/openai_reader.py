@@ -59,13 +59,11 @@ class OpenAIReader(Reader):
         self._lock = threading.Lock()
         self.server = redact_url(self.params.base_url)
 
-    def _api_key(self) -> str:
-        return api_key(self.params.api_key_env, self.params.base_url, "OpenAIReader")
-
     def warm_up(self) -> None:
         with self._lock:
             if self._client is None:
-                self._client = make_client(self.params.base_url, self._api_key(), self.params.timeout, self.params.max_retries)
+                key = api_key(self.params.api_key_env, self.params.base_url, "OpenAIReader")
+                self._client = make_client(self.params.base_url, key, self.params.timeout, self.params.max_retries)
 
     def tokenizer_spec(self) -> str | None:
         return self.params.tokenizer

@@ -119,8 +119,5 @@ class BridgeDocumentScorer(JsonModelScorer):
 
     Params = BridgeDocumentParams
     model_file = MODEL_FILE
+    model_class = BridgeDocumentModel
     conformance_params = {"model": "models/bridge-documents"}
-
-    @classmethod
-    def load_model(cls, path: Path) -> BridgeDocumentModel:
-        return BridgeDocumentModel.load(path)

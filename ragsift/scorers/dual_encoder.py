@@ -82,10 +82,6 @@ def cls_pool(token_states: Any, attention_mask: Any) -> Any:
     return token_states[:, 0]
 
 
-def _is_sentence_transformers_folder(path: str) -> bool:
-    return (Path(path) / "modules.json").is_file()
-
-
 def resolve_pooling(model: str, pooling: str) -> str:
     """The backend and pooling a model string gets: ``sentence-transformers``, ``mean`` or ``cls``."""
     from ragsift.models import resolve_model
@@ -93,7 +89,7 @@ def resolve_pooling(model: str, pooling: str) -> str:
     if pooling != "auto":
         return pooling
     location = resolve_model(model)
-    if location.kind == "folder" and not _is_sentence_transformers_folder(location.path):
+    if location.kind == "folder" and not (Path(location.path) / "modules.json").is_file():
         return "mean"
     return "sentence-transformers"
 

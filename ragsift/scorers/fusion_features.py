@@ -106,9 +106,7 @@ class FusionFeatures:
     @staticmethod
     def _structure(example: Example, sentences: Sequence[Sentence], document_rank: np.ndarray | None) -> list[np.ndarray]:
         n_docs = len(example.documents)
-        per_doc = np.zeros(n_docs)
-        for s in sentences:
-            per_doc[s.doc_index] += 1
+        per_doc = np.bincount([s.doc_index for s in sentences], minlength=n_docs).astype(np.float64)
         question = content_words(example.question)
         titles = [bare_title(d.title) for d in example.documents]
         title_words = [content_words(d.title) for d in example.documents]

@@ -60,10 +60,12 @@ class JsonModel(Protocol):
 
 class JsonModelScorer(Scorer):
     """A scorer of a model in one of ragsift's own JSON formats: subclasses name the file
-    (``model_file``) and how it loads (:meth:`load_model`); params hold ``model``."""
+    (``model_file``) and the model class whose ``load(path)`` reads it (``model_class``); params
+    hold ``model``."""
 
     needs_model: ClassVar[bool] = True
     model_file: ClassVar[str]
+    model_class: ClassVar[Any]
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
@@ -71,7 +73,7 @@ class JsonModelScorer(Scorer):
 
     @classmethod
     def load_model(cls, path: Path) -> JsonModel:
-        raise NotImplementedError
+        return cls.model_class.load(path)
 
     def warm_up(self) -> None:
         if self._model is None:

@@ -72,8 +72,5 @@ class LearnedFusionScorer(JsonModelScorer):
 
     Params = LearnedFusionParams
     model_file = MODEL_FILE
+    model_class = FusionModel
     conformance_params = {"model": "models/fusion-trained"}
-
-    @classmethod
-    def load_model(cls, path: Path) -> FusionModel:
-        return FusionModel.load(path)

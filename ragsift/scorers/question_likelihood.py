@@ -59,10 +59,8 @@ class QuestionLikelihoodScorer(LogProbScorer):
             return [s.text for s in sentences], list(range(len(sentences)))
         docs = sorted({s.doc_index for s in sentences})
         where = {d: k for k, d in enumerate(docs)}
-        texts = []
-        for d in docs:
-            doc = example.documents[d]
-            texts.append(f"{doc.title}\n{doc.text}" if self.params.title else doc.text)
+        documents = [example.documents[d] for d in docs]
+        texts = [f"{doc.title}\n{doc.text}" if self.params.title else doc.text for doc in documents]
         return texts, [where[s.doc_index] for s in sentences]
 
     def sequences(self, example: Example, units: Sequence[str]) -> tuple[list[list[int]], int]:

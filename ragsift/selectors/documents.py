@@ -16,6 +16,7 @@ decides which documents the fine stage's scorer reads.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Literal, Self
 
@@ -108,10 +109,7 @@ class TopDocumentsSelector(Selector):
     def max_kept(self, sentences: Sequence[Sentence]) -> int | None:
         if self.params.k is None:
             return None
-        sizes: dict[int, int] = {}
-        for s in sentences:
-            sizes[s.doc_index] = sizes.get(s.doc_index, 0) + 1
-        return sum(sorted(sizes.values(), reverse=True)[: self.params.k])
+        return sum(n for _, n in Counter(s.doc_index for s in sentences).most_common(self.params.k))  # the k largest documents
 
     def rank_documents(self, sentences: Sequence[Sentence], scores: np.ndarray) -> tuple[DocumentScores, list[int]]:
         """The documents' scores and the positions (into ``DocumentScores.docs``) of the kept ones,

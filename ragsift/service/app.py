@@ -48,7 +48,7 @@ from ragsift.errors import DataFormatError, PromptTooLongError, RagsiftError, Us
 from ragsift.registry import get_registry
 from ragsift.service.batching import BatchQueue
 from ragsift.service.docs import add_docs
-from ragsift.service.schema import CompressRequest, CompressResponse, ErrorOut, HealthOut, PluginOut, ServiceLimits
+from ragsift.service.schema import CompressRequest, CompressResponse, ErrorOut, HealthOut, LimitsOut, PluginOut, ServiceLimits
 from ragsift.types import CompressionResult, Example
 from ragsift.version import __version__
 
@@ -197,10 +197,8 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
     limits = limits or ServiceLimits()
     config_name = Path(source).name if source else ""  # the file's name, never where it lives
 
-    def compress_all(examples: list[Example]) -> list[CompressionResult]:
-        return list(compressor.compress_many(examples))
-
-    queue: BatchQueue[Example, CompressionResult] = BatchQueue(compress_all, limits.max_batch_examples, limits.max_wait_ms / 1000)
+    queue: BatchQueue[Example, CompressionResult] = BatchQueue(lambda examples: list(compressor.compress_many(examples)),
+                                                               limits.max_batch_examples, limits.max_wait_ms / 1000)
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -311,9 +309,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
     async def health() -> dict[str, Any]:
         return {"status": "ok", "ragsift": __version__, "compressor": label, "config": config_name,
                 "token_required": bool(token), "queue": queue.describe(),
-                "limits": {"max_request_bytes": limits.max_request_bytes, "max_examples": limits.max_examples,
-                           "max_documents": limits.max_documents, "max_response_bytes": limits.max_response_bytes,
-                           "body_timeout_s": limits.body_timeout_s}}
+                "limits": {key: getattr(limits, key) for key in LimitsOut.model_fields}}
 
     add_docs(app)
     app.add_middleware(BodyLimit, limit=limits.max_request_bytes, timeout=limits.body_timeout_s)

@@ -49,7 +49,4 @@ class Splitter(Plugin):
 
     def split_all(self, documents: Sequence[Document]) -> list[Sentence]:
         """Sentences of all documents, in document order then sentence order."""
-        out: list[Sentence] = []
-        for i, doc in enumerate(documents):
-            out.extend(self.split(doc, i))
-        return out
+        return [s for i, doc in enumerate(documents) for s in self.split(doc, i)]

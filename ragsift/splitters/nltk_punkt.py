@@ -43,8 +43,7 @@ class NltkPunktSplitter(Splitter):
         params.abbrev_types = set(source.abbrev_types)
         params.collocations = set(source.collocations)
         params.sent_starters = set(source.sent_starters)
-        for word, flags in source.ortho_context.items():
-            params.ortho_context[word] = flags
+        params.ortho_context.update(source.ortho_context)
         self._tokenizers[lang] = PunktSentenceTokenizer(params)
 
     def spans(self, text: str) -> list[tuple[int, int]]:

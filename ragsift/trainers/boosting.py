@@ -80,11 +80,6 @@ def _fit_tree(x: np.ndarray, y: np.ndarray, raw: np.ndarray, settings: BoostingS
                 inner.threshold.astype(np.float64), settings.learning_rate * value)
 
 
-def _save_checkpoint(path: Path, ensemble: TreeEnsemble, history: list[dict[str, float]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, json.dumps({"ensemble": ensemble.to_json(), "history": history}))  # never half a checkpoint
-
-
 def fit_boosting(
     x: np.ndarray, y: np.ndarray, settings: BoostingSettings, *, dev: tuple[np.ndarray, np.ndarray] | None = None,
     checkpoint: Path | None = None, checkpoint_every: int = 50, resume: bool = False,
@@ -114,5 +109,6 @@ def fit_boosting(
         if on_step is not None:
             on_step(step + 1, entry)
         if checkpoint is not None and ((step + 1) % checkpoint_every == 0 or step + 1 == settings.steps):
-            _save_checkpoint(checkpoint, ensemble, history)
+            checkpoint.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomically(checkpoint, json.dumps({"ensemble": ensemble.to_json(), "history": history}))  # never half a checkpoint
     return ensemble, history

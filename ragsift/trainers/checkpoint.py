@@ -94,8 +94,7 @@ def save_checkpoint(folder: Path, model: Any, optimizer: Any, state: dict[str, A
 
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / "state.json"
-    if marker.exists():
-        marker.unlink()  # the old state must not pair with new tensors if this write is cut short
+    marker.unlink(missing_ok=True)  # the old state must not pair with new tensors if this write is cut short
     weights = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     save_tensors(folder / "model.safetensors", weights, save_file)
     tensors, rest = _optimizer_parts(optimizer)

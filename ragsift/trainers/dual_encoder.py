@@ -181,8 +181,10 @@ class DualEncoderTrainer(Trainer):
         data or development questions, the same encoder settings) encodes only texts it lacks."""
         from safetensors.numpy import load_file, save_file
 
+        p = self.params
         folder = job.checkpoint_dir / "embeddings"
-        settings = self._encoder_settings()
+        settings = {"model": p.base_model, "pooling": p.pooling, "max_length": p.max_length, "query_prefix": p.query_prefix,
+                    "sentence_prefix": p.sentence_prefix}
         known: dict[tuple[str, str], np.ndarray] = {}
         if job.resume and (folder / "state.json").is_file():
             state = read_json_state(folder / "state.json", folder)
@@ -193,7 +195,7 @@ class DualEncoderTrainer(Trainer):
             known = {(role, text): row for (role, text), row in zip(state["texts"], stored, strict=True)}
         reused = sum(item in known for item in texts.items)
         missing = [item for item in texts.items if item not in known]
-        size = self.params.encode_batch_size
+        size = p.encode_batch_size
         starts = range(0, len(missing), size)
         with job.progress_bar(len(starts), "embeddings") as bar:
             for n, start in enumerate(starts, 1):
@@ -211,11 +213,6 @@ class DualEncoderTrainer(Trainer):
                     save_tensors(folder / "embeddings.safetensors", {"embeddings": np.stack(list(known.values()))}, save_file)
                     write_text_atomically(folder / "state.json", json.dumps({"encoder": settings, "texts": list(known)}))
         return np.stack([known[item] for item in texts.items]), reused
-
-    def _encoder_settings(self) -> dict[str, Any]:
-        p = self.params
-        return {"model": p.base_model, "pooling": p.pooling, "max_length": p.max_length, "query_prefix": p.query_prefix,
-                "sentence_prefix": p.sentence_prefix}
 
     def _train_questions(self, records: list[Any], texts: _Texts) -> tuple[list[_Question], dict[str, int]]:
         by_question: dict[tuple[str, str], _Question] = {}

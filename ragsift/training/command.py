@@ -76,19 +76,14 @@ def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[li
     return examples, {"path": str(path), "sha256": sha256_file(path), "questions": len(examples)}
 
 
-def _is_shipped(path: Path) -> bool:
-    shipped = SHIPPED_MODELS.resolve()
-    where = path.resolve()
-    return where == shipped or shipped in where.parents
-
-
 def output_folder(configured: str, given: str | None) -> tuple[Path, str | None]:
     """The output folder (``--output``, else the config's), and a note when the config's output,
     a shipped model under ``models/``, was replaced by ``runs/train/NAME``."""
     if given:
         return Path(given), None
     output = Path(configured)  # relative to the working directory
-    if not _is_shipped(output):
+    shipped, where = SHIPPED_MODELS.resolve(), output.resolve()
+    if where != shipped and shipped not in where.parents:
         return output, None
     instead = DEFAULT_RUNS / output.name
     return instead, (f"writing {instead}, not the shipped model {configured} (to replace that, pass "

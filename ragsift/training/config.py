@@ -72,12 +72,8 @@ def resolve_path(path: str | Path) -> Path:
     return resolve_local_path(path)
 
 
-def find_train_config(name_or_path: str | Path) -> Path:
-    return find_config_file(name_or_path, "train", "training config")
-
-
 def load_train_config(name_or_path: str | Path) -> TrainConfig:
-    path = find_train_config(name_or_path)
+    path = find_config_file(name_or_path, "train", "training config")
     raw = anchor_paths(read_toml(path), path.resolve().parent)
     try:
         return TrainConfig(**raw, source=str(path))

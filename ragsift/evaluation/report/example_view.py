@@ -71,12 +71,8 @@ def _documents_from_records(records: Mapping[str, Mapping[str, Any]]) -> list[Do
 
 def _consistent(documents: Sequence[DocumentText], records: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether every recorded sentence is the document text at its span."""
-    for record in records.values():
-        for s in record.get("sentences", []):
-            doc = int(s["doc"])
-            if doc >= len(documents) or documents[doc].text[int(s["start"]):int(s["end"])] != s["text"]:
-                return False
-    return True
+    return all(int(s["doc"]) < len(documents) and documents[int(s["doc"])].text[int(s["start"]):int(s["end"])] == s["text"]
+               for record in records.values() for s in record.get("sentences", []))
 
 
 def build_views(records: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -223,12 +219,11 @@ def view_rows(view: ExampleView, labels: Sequence[str]) -> list[dict[str, Any]]:
         if record is None:
             rows.append({"index": i, "label": label, "record": None})
             continue
-        tokens = record.get("metrics", {}).get("compressed_tokens")
         em = record.get("metrics", {}).get("em")
         rows.append({"index": i, "label": label, "record": record,
                      "kept": f"{sum(1 for s in record.get('sentences', []) if s.get('kept'))}/"
                              f"{len(record.get('sentences', []))}",
-                     "tokens": "–" if tokens is None else f"{tokens:.0f}",
+                     "tokens": _metric(record, "compressed_tokens", 1.0),
                      "ev_p": _metric(record, "evidence_precision"), "ev_r": _metric(record, "evidence_recall"),
                      "prediction": record.get("prediction"), "em_class": "" if em is None else
                      ("right" if em == 1 else "wrong"), "em": _metric(record, "em"), "f1": _metric(record, "f1")})

@@ -187,15 +187,14 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
             (f"latency_ms:{stage}", lat_axis, "tradeoff_latency", "latency",
              "x: " + ("compress + read, retrieval excluded (EXIT's definition)" if data.has_reader
                       else "the whole compress() call"), anchor_xs[1])):
-        panels = [(f"{meta[k]['label']} ({meta[k]['unit']})", pl.tradeoff_points(summary, k, x, references, seconds=True))
-                  for k in keys]
+        panel_of = {k: f"{meta[k]['label']} ({meta[k]['unit']})" for k in keys}
+        panels = [(panel_of[k], pl.tradeoff_points(summary, k, x, references, seconds=True)) for k in keys]
         panels = [(label, pts) for label, pts in panels if pts]
         if not panels:
             if keys:
                 notes.append(f"No compressor has both {names} and {what}: the {what} plot is left out.")
             continue
         shown = {label for label, _ in panels}
-        panel_of = {k: f"{meta[k]['label']} ({meta[k]['unit']})" for k in keys}
         panel_of = {k: label for k, label in panel_of.items() if label in shown}
         here = [(i, a) for i, a in enumerate(published) if a.get(anchor_x) is not None and a["metric"] in panel_of]
         drawn.update(i for i, _ in here)
@@ -270,14 +269,6 @@ def _dataset_params(run_dir: Path, fmt: str | None) -> dict[str, Any]:
         return {}
     table.pop("path", None)
     return table
-
-
-def _env() -> Any:
-    """The template environment: the package's templates, every ``{{ }}`` HTML-escaped."""
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation.report", "templates"), autoescape=True,
-                              undefined=jinja2.StrictUndefined)
 
 
 def _stat_cell(stat: Mapping[str, float] | None, col: Column) -> dict[str, Any]:
@@ -476,11 +467,9 @@ def _prompt(template: Mapping[str, str] | None, question: str, context: str | No
     as the page's script fills them."""
     if not template or context is None:
         return None
-    def unbrace(text: str) -> str:
-        return text.replace("{{", "{").replace("}}", "}")
-
     def fill(text: str) -> str:
-        return context.join(question.join(unbrace(q) for q in part.split("{query}")) for part in text.split("{context}"))
+        return context.join(question.join(q.replace("{{", "{").replace("}}", "}") for q in part.split("{query}"))
+                            for part in text.split("{context}"))
 
     return "\n".join(fill(t) for t in (template.get("system") or "", template["user"]) if t)
 
@@ -546,6 +535,8 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
                 documents: Mapping[str, tuple[list[DocumentText], bool]], documents_note: str | None,
                 views: Sequence[ExampleView] | None = None) -> str:
     """The whole page as a string."""
+    import jinja2
+
     s = data.summary
     labels = list(s["compressors"])
     title = f"ragsift report: {Path(str(s.get('config', 'run'))).name}"
@@ -584,7 +575,9 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
         compare = compare_pair(data, views, rows, default, other)
     kept_badge = not all(v.kept_differs for v in views)
     meta, provenance = _meta(data)
-    env = _env()
+    # the package's templates, every {{ }} HTML-escaped
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ragsift.evaluation.report", "templates"), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
     return env.get_template("report.html.j2").render(
         title=title, meta=meta, provenance=provenance, intro=intro, primary=primary, results_intro=results_intro,
         results=_results(s), paired=_paired(s), baseline=str(baseline), plots=[_figure(p) for p in plots],

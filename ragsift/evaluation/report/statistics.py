@@ -89,12 +89,9 @@ def _as_array(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return array
 
 
-def _check_confidence(confidence: float) -> None:
+def _check_settings(confidence: float, samples: int) -> None:
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie strictly between 0 and 1; got {confidence}")
-
-
-def _check_samples(samples: int) -> None:
     if samples < 1:
         raise ValueError(f"samples must be at least 1; got {samples}")
 
@@ -124,8 +121,7 @@ def bootstrap_ci(
     """The mean of ``values`` with a percentile-bootstrap confidence interval.
 
     One value, or values that are all equal, give the point interval ``[mean, mean]``."""
-    _check_confidence(confidence)
-    _check_samples(samples)
+    _check_settings(confidence, samples)
     array = _as_array(values)
     n = len(array)
     if n == 0:
@@ -177,8 +173,7 @@ def paired_comparison(
     p-value is the two-sided sign-flip test (exact up to :data:`EXACT_MAX_PAIRS` pairs; above
     that from ``samples`` random sign patterns, or up to ``max_patterns`` when the p-value is
     too small for ``samples`` to resolve, see :func:`_sampled_sign_flip`)."""
-    _check_confidence(confidence)
-    _check_samples(samples)
+    _check_settings(confidence, samples)
     a, b = _as_array(values), _as_array(baseline)
     if a.shape != b.shape:
         raise ValueError(f"paired_comparison needs equally many values; got {len(a)} and {len(b)}")

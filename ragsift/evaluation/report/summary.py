@@ -362,10 +362,6 @@ def format_p(p: float) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
-def _family_reachable(summary: Mapping[str, Any], key: str) -> bool:
-    return bool(summary["p_adjustment"].get("families", {}).get(key, {}).get("reachable", True))
-
-
 def format_diff(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key: str, unit: str, brackets: bool,
                mark_exact: bool) -> str:
     """Mean difference [CI] and p-values; ``*`` when the Holm-adjusted p is below SIGNIFICANCE.
@@ -379,7 +375,7 @@ def format_diff(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key:
     if test.get("descriptive"):
         return f"{diff} {interval}" if brackets else diff
     exact = " (exact)" if mark_exact and test["exact"] else ""
-    if not _family_reachable(summary, key):
+    if not summary["p_adjustment"].get("families", {}).get(key, {}).get("reachable", True):
         return f"{diff} {interval} {format_p(test['p_value'])} (unadjusted){exact}" if brackets else diff
     star = "*" if test["p_holm"] < SIGNIFICANCE else ""
     if brackets:
@@ -388,13 +384,9 @@ def format_diff(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key:
     return f"{diff} {format_p(test['p_holm'])}{star}{exact}"
 
 
-def _tests(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [t for tests in summary["comparisons"].values() for t in tests.values() if not t.get("descriptive")]
-
-
 def test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
     """How the table's p-values were computed, and whether cells must say which are exact."""
-    exact = {bool(t["exact"]) for t in _tests(summary)}
+    exact = {bool(t["exact"]) for tests in summary["comparisons"].values() for t in tests.values() if not t.get("descriptive")}
     limit = summary.get("exact_test_max_pairs", 16)
     sampled = f"{summary['bootstrap_samples']} random sign patterns"
     if not exact:

@@ -157,9 +157,7 @@ def make_record(label: str, example: Example, result: Any, answer: Any, read_sec
             metrics: Sequence[Metric]) -> dict[str, Any]:
     prediction = None if answer is None else answer.text
     item = MetricInput(example, result, prediction)
-    values: dict[str, float] = {}
-    for metric in metrics:
-        values.update(metric.compute(item))
+    values = {key: value for metric in metrics for key, value in metric.compute(item).items()}
     record = result.to_record()
     timings = dict(record.pop("timings"))
     if read_seconds is not None:

@@ -19,10 +19,7 @@ __all__ = ["summarise", "collect_records", "primary_record"]
 
 
 def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
-    out: dict[str, MetricOutput] = {}
-    for metric in metrics:
-        out.update(type(metric).outputs)
-    return out
+    return {key: output for metric in metrics for key, output in type(metric).outputs.items()}
 
 
 def collect_records(path: Path, examples: Sequence[Example]) -> list[dict[str, Any]]:

@@ -96,10 +96,6 @@ class TuneOptions:
     overrides: list[str] = field(default_factory=list)
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def point_rows(summary: Mapping[str, Any], records: Mapping[str, Sequence[Mapping[str, Any]]],
                metric: str) -> list[dict[str, Any]]:
     """One row per compressor of a run: label, family, n, the metric's mean and CI, mean reader
@@ -118,7 +114,8 @@ def point_rows(summary: Mapping[str, Any], records: Mapping[str, Sequence[Mappin
         rows.append({
             "label": label, "family": entry.get("family", label), "n": entry.get("n"),
             "metric": values[metric]["mean"], "low": values[metric]["low"], "high": values[metric]["high"],
-            "prompt_tokens": _mean(prompts), "compressed_tokens": None if compressed is None else compressed["mean"],
+            "prompt_tokens": sum(prompts) / len(prompts) if prompts else None,
+            "compressed_tokens": None if compressed is None else compressed["mean"],
             "latency_ms": None if latency is None else latency["mean"],
         })
     return rows
