@@ -5,8 +5,9 @@ character offsets) and the run's dataset (the path in ``RUN_DIR/manifest.json``,
 marks each sentence gold as the evidence metrics do (:func:`ragsift.evidence.is_evidence`, at
 least half of its characters inside a supporting fact of its document), and prints per
 compressor: the mean per-question ROC-AUC of the scores (questions with gold and non-gold
-sentences), and the evidence precision / recall / F1 (pooled over questions) and the share of
-questions keeping nothing for fixed thresholds and for the top k. It reads the evaluation's
+sentences), and for fixed thresholds and the top k the training report's selection curves: mean
+per-question evidence precision / recall / F1 (as ``ragsift evaluate`` averages them), sentences
+kept and the share of questions keeping nothing. It reads the evaluation's
 records only: it chooses nothing (a threshold read off it on the evaluation file would be tuned
 there; use it on development runs).
 
@@ -21,54 +22,35 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
 from ragsift.datasets import load_examples
 from ragsift.evidence import is_evidence
+from ragsift.trainers.base import DevPredictions
+from ragsift.trainers.selection import selection_curves
 from ragsift.types import Sentence
 
-THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
+THRESHOLDS = (0.3, 0.5, 0.7, 0.8, 0.9, 0.96)  # points of the selection curves' 0.02 grid
 TOP = (1, 2, 3, 4, 6, 8)
 
 
-def roc_auc(scores: np.ndarray, gold: np.ndarray) -> float:
-    """ROC-AUC as the probability that a gold sentence outscores a non-gold one (ties: half)."""
-    pos, neg = scores[gold], scores[~gold]
-    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(greater / (len(pos) * len(neg)))
-
-
-def _prf(pairs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, float, float, float]:
-    """Pooled precision, recall, F1 of the kept masks, and the share of questions keeping nothing."""
-    tp = sum(int((kept & gold).sum()) for kept, gold in pairs)
-    kept_n = sum(int(kept.sum()) for kept, _ in pairs)
-    gold_n = sum(int(gold.sum()) for _, gold in pairs)
-    p = tp / kept_n if kept_n else 0.0
-    r = tp / gold_n if gold_n else 0.0
-    f1 = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f1, float(np.mean([not kept.any() for kept, _ in pairs]))
-
-
 def score_table(records: list[dict[str, Any]], evidence: dict[str, Any]) -> dict[str, Any]:
-    """The figures of one compressor's records (``evidence``: example id -> its gold spans)."""
-    questions = []
+    """The figures of one compressor's records (``evidence``: example id -> its gold spans): the
+    mean per-question ROC-AUC, and the training report's selection curves
+    (:func:`ragsift.trainers.selection.selection_curves`: mean per-question P / R / F1, as
+    ``ragsift evaluate``'s evidence metrics, sentences kept, share kept empty)."""
+    dev = DevPredictions()
     for record in records:
-        spans = evidence[record["id"]]
         sentences = record["sentences"]
-        gold = np.array([is_evidence(Sentence(s["doc"], 0, s["start"], s["end"], s["text"]), spans)
-                         for s in sentences], dtype=bool)
-        questions.append((np.array([s["score"] for s in sentences], dtype=float), gold))
-    aucs = [roc_auc(s, g) for s, g in questions if 0 < g.sum() < len(g)]
-    rows: dict[str, Any] = {"questions": len(questions), "mean_auc": float(np.mean(aucs)) if aucs else None}
-    for t in THRESHOLDS:
-        rows[f"threshold {t}"] = _prf([(s >= t, g) for s, g in questions]) + (
-            float(np.mean([(s >= t).sum() for s, _ in questions])),)
-    for k in TOP:
-        masks = []
-        for s, g in questions:
-            kept = np.zeros(len(s), dtype=bool)
-            kept[np.argsort(-s, kind="stable")[:k]] = True
-            masks.append((kept, g))
-        rows[f"top {k}"] = _prf(masks) + (float(min(k, np.mean([len(s) for s, _ in questions]))),)
+        gold = [is_evidence(Sentence(s["doc"], 0, s["start"], s["end"], s["text"]), evidence[record["id"]])
+                for s in sentences]
+        dev.add(record["id"], np.array([s["score"] for s in sentences]), np.array(gold), ["sentence"] * len(gold))
+    aucs = [roc_auc_score(y, s) for s, y in zip(dev.scores, dev.labels, strict=True) if 0 < y.sum() < len(y)]
+    curves = selection_curves(dev)
+    rows: dict[str, Any] = {"questions": len(records), "mean_auc": float(np.mean(aucs)) if aucs else None}
+    # scores outside [0, 1] (BM25's) get a quantile grid instead: no fixed threshold rows for them
+    rows.update({f"threshold {t}": curves["threshold"][t] for t in THRESHOLDS if t in curves["threshold"]})
+    rows.update({f"top {k}": curves["top_k"][k] for k in TOP})
     return rows
 
 
@@ -88,8 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label}: {table.pop('questions')} questions, mean per-question ROC-AUC "
               f"{'n/a' if auc is None else f'{auc:.3f}'}")
         print("  selection        Ev-P   Ev-R  Ev-F1  empty  kept/question")
-        for name, (p, r, f1, empty, kept) in table.items():
-            print(f"  {name:15s} {100 * p:5.1f}  {100 * r:5.1f}  {100 * f1:5.1f}  {100 * empty:5.1f}  {kept:6.1f}")
+        for name, row in table.items():
+            print(f"  {name:15s} {100 * row['precision']:5.1f}  {100 * row['recall']:5.1f}  {100 * row['f1']:5.1f}  "
+                  f"{100 * row['empty']:5.1f}  {row['kept']:6.1f}")
     return 0
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
 
 from ragsift.types import EvidenceSpan
 
@@ -22,18 +20,11 @@ def script(monkeypatch):
     return sentence_scores
 
 
-def test_roc_auc_equals_scikit_learn_with_ties(script):
-    rng = np.random.default_rng(0)
-    scores = rng.integers(0, 5, 40).astype(float)  # many ties
-    gold = rng.random(40) < 0.3
-    assert script.roc_auc(scores, gold) == pytest.approx(roc_auc_score(gold, scores))
-
-
 def _sentence(doc, start, end, score):
     return {"doc": doc, "start": start, "end": end, "text": "x" * (end - start), "score": score}
 
 
-def test_score_table_marks_gold_by_overlap_and_pools_the_selections(script):
+def test_score_table_marks_gold_by_overlap_and_averages_the_selections_per_question(script):
     # question a: gold = doc 0 chars 0-10 (sentence 1 inside it; sentence 2 only 2 of its 10 chars)
     records = [{"id": "a", "sentences": [_sentence(0, 0, 10, 0.9), _sentence(0, 8, 18, 0.95), _sentence(1, 0, 10, 0.2)]},
                # question b: gold = doc 1 chars 0-10, scored lowest
@@ -42,10 +33,16 @@ def test_score_table_marks_gold_by_overlap_and_pools_the_selections(script):
     table = script.score_table(records, evidence)
     assert table["questions"] == 2
     assert table["mean_auc"] == pytest.approx((0.5 + 0.0) / 2)  # a: gold between the two others; b: gold last
-    p, r, f1, empty, kept = table["threshold 0.5"]  # kept: a's first two, b's first
-    assert (p, r, empty, kept) == (pytest.approx(1 / 3), 0.5, 0.0, 1.5)
-    assert f1 == pytest.approx(2 * (1 / 3) * 0.5 / (1 / 3 + 0.5))
-    p, r, f1, empty, kept = table["threshold 0.95"]  # a's second only (not gold); b keeps nothing
-    assert (p, r, empty) == (0.0, 0.0, 0.5)
-    p, r, _, _, _ = table["top 2"]  # a: 0.95, 0.9 (one gold); b: both (one gold)
-    assert (p, r) == (0.5, 1.0)
+    # mean over questions, as ragsift evaluate's evidence metrics: a keeps its two best (one gold), b its first
+    assert table["threshold 0.5"] == pytest.approx({"precision": 0.25, "recall": 0.5, "f1": (2 / 3) / 2,
+                                                    "kept": 1.5, "empty": 0.0})
+    assert table["threshold 0.96"] == pytest.approx({"precision": 0.0, "recall": 0.0, "f1": 0.0, "kept": 0.0,
+                                                     "empty": 1.0})
+    assert table["top 2"] == pytest.approx({"precision": 0.5, "recall": 1.0, "f1": 2 / 3, "kept": 2.0, "empty": 0.0})
+
+
+def test_unnormalised_scores_get_no_fixed_threshold_rows(script):
+    records = [{"id": "a", "sentences": [_sentence(0, 0, 10, 7.5), _sentence(1, 0, 10, 2.0)]}]
+    table = script.score_table(records, {"a": (EvidenceSpan(0, 0, 10),)})
+    assert not any(name.startswith("threshold") for name in table)
+    assert table["top 1"]["f1"] == 1.0
