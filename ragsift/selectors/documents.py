@@ -1,5 +1,6 @@
 """Keep whole documents: each document scored from its sentences' scores, the best ``k`` (or
-those whose score reaches a threshold) kept with every sentence they hold.
+those whose score reaches a threshold, at least ``min_keep`` and at most ``max_keep`` of them)
+kept with every sentence they hold.
 
 A document's score is an aggregate of its sentences' scores (:func:`document_scores`):
 ``"max"`` (its best sentence), ``"mean"`` (all of them) or ``"top-m"`` (the mean of its ``m``
@@ -78,6 +79,8 @@ class TopDocumentsParams(Params):
     threshold: float | None = Field(None, allow_inf_nan=False)
     #: with a threshold: keep at least this many documents (the best), even below it
     min_keep: int = Field(0, ge=0)
+    #: with a threshold: keep at most this many documents (the best), even if more reach it
+    max_keep: int | None = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _one_rule(self) -> Self:
@@ -87,8 +90,10 @@ class TopDocumentsParams(Params):
         if (self.aggregate == "top-m") != (self.m is not None):
             raise ValueError("'m' goes with aggregate = 'top-m' (the mean of a document's m best sentence scores) "
                              f"and only with it; got aggregate = '{self.aggregate}', m = {self.m}")
-        if self.min_keep and self.threshold is None:
-            raise ValueError("'min_keep' goes with 'threshold'; with 'k' the k best documents are kept anyway")
+        if (self.min_keep or self.max_keep is not None) and self.threshold is None:
+            raise ValueError("'min_keep' and 'max_keep' go with 'threshold'; with 'k' the k best documents are kept anyway")
+        if self.max_keep is not None and self.max_keep < self.min_keep:
+            raise ValueError(f"'max_keep' ({self.max_keep}) is below 'min_keep' ({self.min_keep}): no count satisfies both")
         return self
 
 
@@ -107,9 +112,10 @@ class TopDocumentsSelector(Selector):
             check_threshold_in_range(type(self).__name__, self.params.threshold, score_range, scorer, "document")
 
     def max_kept(self, sentences: Sequence[Sentence]) -> int | None:
-        if self.params.k is None:
+        most = self.params.k if self.params.k is not None else self.params.max_keep
+        if most is None:
             return None
-        return sum(n for _, n in Counter(s.doc_index for s in sentences).most_common(self.params.k))  # the k largest documents
+        return sum(n for _, n in Counter(s.doc_index for s in sentences).most_common(most))  # the largest documents
 
     def rank_documents(self, sentences: Sequence[Sentence], scores: np.ndarray) -> tuple[DocumentScores, list[int]]:
         """The documents' scores and the positions (into ``DocumentScores.docs``) of the kept ones,
@@ -120,7 +126,8 @@ class TopDocumentsSelector(Selector):
         if p.k is not None:
             return docs, ranked[: p.k]
         assert p.threshold is not None
-        return docs, [j for n, j in enumerate(ranked) if docs.scores[j] >= p.threshold or n < p.min_keep]
+        kept = [j for n, j in enumerate(ranked) if docs.scores[j] >= p.threshold or n < p.min_keep]
+        return docs, kept if p.max_keep is None else kept[: p.max_keep]
 
     def select(self, example: Example, sentences: Sequence[Sentence], scores: np.ndarray) -> Selection:
         if not sentences:

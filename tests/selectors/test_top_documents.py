@@ -55,10 +55,19 @@ def test_a_threshold_keeps_the_documents_that_reach_it_and_min_keep_the_best_bel
     assert select(SCORES, threshold=0.45, aggregate="mean").kept == [1, 3, 5]
 
 
+def test_max_keep_caps_a_threshold_at_the_best_documents_and_min_keep_still_floors_it():
+    assert select(SCORES, threshold=0.5, max_keep=2).kept == [0, 2, 4, 3, 5]  # all three reach .5: the best two
+    assert select(SCORES, threshold=0.5, max_keep=1).info["documents"] == [{"doc": 0, "score": 0.9}]
+    assert select(SCORES, threshold=0.95, min_keep=2, max_keep=2).kept == [0, 2, 4, 3, 5]  # none reaches it: the floor
+    assert select(SCORES, threshold=0.65, min_keep=1, max_keep=3).kept == [0, 2, 4, 3, 5]  # between the bounds
+
+
 def test_max_kept_is_the_sentences_of_the_k_largest_documents():
     selector = get_registry().create("selector", "top-documents", {"k": 2})
     assert selector.max_kept(SENTS) == 5
     assert get_registry().create("selector", "top-documents", {"threshold": 0.5}).max_kept(SENTS) is None
+    capped = get_registry().create("selector", "top-documents", {"threshold": 0.5, "max_keep": 1})
+    assert capped.max_kept(SENTS) == 3  # the largest document
 
 
 def test_a_document_scorer_keeps_its_ranking_under_every_aggregate():
@@ -73,7 +82,10 @@ def test_a_document_scorer_keeps_its_ranking_under_every_aggregate():
     ({"k": 2, "threshold": 0.5}, "give exactly one of 'k'"),
     ({"k": 2, "aggregate": "top-m"}, "'m' goes with aggregate = 'top-m'"),
     ({"k": 2, "m": 2}, "'m' goes with aggregate = 'top-m'"),
-    ({"k": 2, "min_keep": 1}, "'min_keep' goes with 'threshold'"),
+    ({"k": 2, "min_keep": 1}, "'min_keep' and 'max_keep' go with 'threshold'"),
+    ({"k": 2, "max_keep": 3}, "'min_keep' and 'max_keep' go with 'threshold'"),
+    ({"threshold": 0.5, "min_keep": 3, "max_keep": 2}, r"'max_keep' \(2\) is below 'min_keep' \(3\)"),
+    ({"threshold": 0.5, "max_keep": 0}, "max_keep"),
     ({"k": 0}, "k"),
     ({"k": 2, "aggregate": "median"}, "aggregate"),
 ])
@@ -93,6 +105,7 @@ def test_a_threshold_outside_the_scorers_range_is_refused_when_the_compressor_is
 def test_config_round_trips_without_unset_params():
     selector = get_registry().create("selector", "top-documents", {"k": 3})
     assert selector.config() == {"aggregate": "max", "k": 3}
-    again = get_registry().create("selector", "top-documents", {"threshold": 0.2, "min_keep": 1, "aggregate": "top-m", "m": 2})
+    again = get_registry().create("selector", "top-documents",
+                                  {"threshold": 0.2, "min_keep": 1, "max_keep": 4, "aggregate": "top-m", "m": 2})
     assert type(again)(**again.config()).config() == again.config() == {
-        "aggregate": "top-m", "m": 2, "threshold": 0.2, "min_keep": 1}
+        "aggregate": "top-m", "m": 2, "threshold": 0.2, "min_keep": 1, "max_keep": 4}
