@@ -20,6 +20,10 @@ Variants of the development questions (never the evaluation file):
 
 Reported per variant and ranker: the share of questions with every gold document in the top
 2 / 3 / 4 / 5, and the share whose top 3 / top 5 documents contain a gold answer string.
+Then, per variant, the ``bridge-documents`` ranker's operating points as the ``top-documents``
+selector keeps them (``POINTS``: fixed counts, and thresholds on its probability bounded by
+``min_keep`` / ``max_keep``): the share of questions with every gold document kept, with a gold
+answer string in the kept text, and the mean number of documents and words kept.
 
     python benchmarks/document_ranking.py --json benchmarks/results/document-ranking/dev-pool.json
 """
@@ -41,7 +45,7 @@ import numpy as np
 from ragsift.datasets import load_examples
 from ragsift.datasets.holdout import refuse_evaluation_data
 from ragsift.metrics.normalize import contains_answer
-from ragsift.registry import build_plugin
+from ragsift.registry import build_plugin, get_registry
 from ragsift.scorers.bm25 import tokenize
 from ragsift.selectors.documents import document_scores
 from ragsift.trainers.bridge_documents import all_gold_within, gold_documents
@@ -50,6 +54,14 @@ from ragsift.types import EvidenceSpan, Example
 DEV = "data/training/hotpotqa-dev-pool.json"
 TOP = (2, 3, 4, 5)
 ANSWER_TOP = (3, 5)
+#: the bridge ranker's operating points measured through the top-documents selector
+POINTS: dict[str, dict[str, Any]] = {
+    "k=3": {"k": 3}, "k=4": {"k": 4}, "k=5": {"k": 5},
+    "p>=0.1 [3, 5]": {"threshold": 0.1, "min_keep": 3, "max_keep": 5},
+    "p>=0.2 [3, 5]": {"threshold": 0.2, "min_keep": 3, "max_keep": 5},
+    "p>=0.3 [3, 5]": {"threshold": 0.3, "min_keep": 3, "max_keep": 5},
+    "p>=0.2 [2, 5]": {"threshold": 0.2, "min_keep": 2, "max_keep": 5},
+}
 
 
 def blank_titles(example: Example) -> Example:
@@ -127,6 +139,29 @@ def measure(examples: Sequence[Example], rank: Callable[[Example, list], list[in
             "cpu_ms_per_question": round(1000 * (time.process_time() - start) / n, 1)}
 
 
+def operating_points(examples: Sequence[Example], spec: dict[str, Any], splitter: Any) -> dict[str, Any]:
+    """Each of ``POINTS`` as ``top-documents`` keeps it over ``spec``'s scores (scored once per question)."""
+    scorer = build_plugin("scorer", spec, "benchmark ranker")
+    scorer.warm_up()
+    selectors = {name: get_registry().create("selector", "top-documents", params) for name, params in POINTS.items()}
+    totals = {name: {"all_gold_kept": 0.0, "answer_kept": 0.0, "documents": 0.0, "words": 0.0} for name in POINTS}
+    for example in examples:
+        sentences = splitter.split_all(example.documents)
+        scores = np.asarray(scorer.score(example, sentences))
+        gold = gold_documents(example)
+        for name, selector in selectors.items():
+            docs = [d["doc"] for d in selector.select(example, sentences, scores).info["documents"]]
+            text = " ".join(example.documents[j].text for j in docs)
+            row = totals[name]
+            row["all_gold_kept"] += gold <= set(docs)
+            row["answer_kept"] += any(contains_answer(text, a) for a in example.answers)
+            row["documents"] += len(docs)
+            row["words"] += len(text.split())
+    n = len(examples)
+    return {name: {key: round(value / n, 4 if key.endswith("kept") else 2) for key, value in row.items()}
+            for name, row in totals.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=DEV, help="development questions (HotpotQA JSON); never the evaluation file")
@@ -152,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         results["variants"][name] = {r: measure(variants[name], rank, splitter) for r, rank in rankers.items()}
         for r, row in results["variants"][name].items():
             print(f"{name:18s} {r:18s} " + " ".join(f"{k}={v}" for k, v in row.items() if k != "questions"), file=sys.stderr)
+        points = operating_points(variants[name], {"name": "bridge-documents", "model": args.model}, splitter)
+        results["variants"][name]["bridge-documents points"] = points
+        for point, row in points.items():
+            print(f"{name:18s} bridge {point:13s} " + " ".join(f"{k}={v}" for k, v in row.items()), file=sys.stderr)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
