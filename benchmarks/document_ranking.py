@@ -92,10 +92,13 @@ def twenty_paragraphs(examples: Sequence[Example], extra: int = 10, seed: int = 
     return out
 
 
-def ranker(spec: dict[str, Any]) -> Callable[[Example, list], list[int]]:
+def loaded_scorer(spec: dict[str, Any]) -> Any:
     scorer = build_plugin("scorer", spec, "benchmark ranker")
     scorer.warm_up()
+    return scorer
 
+
+def ranker(scorer: Any) -> Callable[[Example, list], list[int]]:
     def rank(example: Example, sentences: list) -> list[int]:
         docs = document_scores(sentences, np.asarray(scorer.score(example, sentences)), "max")
         return [docs.docs[j] for j in docs.ranked()]
@@ -139,10 +142,8 @@ def measure(examples: Sequence[Example], rank: Callable[[Example, list], list[in
             "cpu_ms_per_question": round(1000 * (time.process_time() - start) / n, 1)}
 
 
-def operating_points(examples: Sequence[Example], spec: dict[str, Any], splitter: Any) -> dict[str, Any]:
-    """Each of ``POINTS`` as ``top-documents`` keeps it over ``spec``'s scores (scored once per question)."""
-    scorer = build_plugin("scorer", spec, "benchmark ranker")
-    scorer.warm_up()
+def operating_points(examples: Sequence[Example], scorer: Any, splitter: Any) -> dict[str, Any]:
+    """Each of ``POINTS`` as ``top-documents`` keeps it over ``scorer``'s scores (scored once per question)."""
     selectors = {name: get_registry().create("selector", "top-documents", params) for name, params in POINTS.items()}
     totals = {name: {"all_gold_kept": 0.0, "answer_kept": 0.0, "documents": 0.0, "words": 0.0} for name in POINTS}
     for example in examples:
@@ -175,11 +176,12 @@ def main(argv: list[str] | None = None) -> int:
     twenty = twenty_paragraphs(examples)
     variants = {"dev": examples, "dev-no-titles": [blank_titles(e) for e in examples], "dev-20": twenty,
                 "dev-20-no-titles": [blank_titles(e) for e in twenty]}
+    bridge = loaded_scorer({"name": "bridge-documents", "model": args.model})
     rankers = {
-        "bm25": ranker({"name": "bm25"}),
-        "fusion-trained": ranker({"name": "learned-fusion", "model": args.fusion}),
+        "bm25": ranker(loaded_scorer({"name": "bm25"})),
+        "fusion-trained": ranker(loaded_scorer({"name": "learned-fusion", "model": args.fusion})),
         "bridge-first-hop": first_hop_ranker(args.model),
-        "bridge-documents": ranker({"name": "bridge-documents", "model": args.model}),
+        "bridge-documents": ranker(bridge),
     }
     splitter = build_plugin("splitter", {"name": "presplit", "fallback": "sentencizer"})
     results: dict[str, Any] = {"data": args.data, "model": args.model, "variants": {}}
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         results["variants"][name] = {r: measure(variants[name], rank, splitter) for r, rank in rankers.items()}
         for r, row in results["variants"][name].items():
             print(f"{name:18s} {r:18s} " + " ".join(f"{k}={v}" for k, v in row.items() if k != "questions"), file=sys.stderr)
-        points = operating_points(variants[name], {"name": "bridge-documents", "model": args.model}, splitter)
+        points = operating_points(variants[name], bridge, splitter)
         results["variants"][name]["bridge-documents points"] = points
         for point, row in points.items():
             print(f"{name:18s} bridge {point:13s} " + " ".join(f"{k}={v}" for k, v in row.items()), file=sys.stderr)

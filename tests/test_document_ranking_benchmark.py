@@ -42,7 +42,7 @@ def test_operating_points_count_what_top_documents_keeps(monkeypatch, data_dir):
         "floor": {"threshold": 0.2, "min_keep": 4, "max_keep": 5}})
     examples = list(load_examples(data_dir / "hotpotqa-train-sf100.json", limit=6))
     splitter = PresplitSplitter(fallback="sentencizer")
-    points = document_ranking.operating_points(examples, {"name": "oracle"}, splitter)
+    points = document_ranking.operating_points(examples, document_ranking.loaded_scorer({"name": "oracle"}), splitter)
     gold_counts = [len({s.doc_index for s in e.evidence}) for e in examples]
     assert points["gold"]["all_gold_kept"] == 1.0 and points["gold"]["documents"] == round(sum(gold_counts) / 6, 2)
     assert points["one"]["documents"] == 1.0 and points["one"]["all_gold_kept"] == 0.0  # every question has 2 gold
