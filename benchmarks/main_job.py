@@ -5,7 +5,8 @@ progress, or stopped, is summarised too) and reports, on the questions that EVER
 finished (the first K of the evaluation file), per compressor: EM and F1 with bootstrap CIs, the
 reader's prompt tokens and the compressed context's tokens, evidence precision / recall, and the
 latency per question: compress, read, and end to end (compress + read, retrieval excluded, as EXIT
-reports it); then the paired tests of EM and F1 against ``none`` (Holm over all comparisons). With
+reports it); then the run's declared primary comparison (``[evaluation] primary``, unadjusted) and
+the paired tests of EM and F1 against ``none`` (Holm within each metric's family, as the report). With
 ``--monitor`` (the log of ``benchmarks/monitor_run.sh``) it adds the CPU seconds (user + system, all
 threads) the evaluate process spent per question of each compressor, warm-up and model loading
 included. With ``--report DIR`` it also writes the report (report.html, plots) of the summarised
@@ -140,7 +141,7 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
             at_least: int = 1) -> str:
     """The section for the runs ``run_dirs`` (of one config, or of configs with the same tables:
     a compressor's records come from the run that has the most of them)."""
-    from ragsift.evaluation.report.summary import build_summary, format_p
+    from ragsift.evaluation.report.summary import build_summary, family_note, format_p, primary_lines, too_few_note
     from ragsift.evaluation.run.settings import EvaluationSettings
 
     if monitors and len(monitors) != len(run_dirs):
@@ -158,8 +159,10 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
     common = common_records(records, order, at_least)
     k = len(next(iter(common.values())))
     baseline = settings.check_labels(list(common), str(run_dirs[0] / "manifest.json"))
+    primary = settings.primary if settings.primary in common else None
+    chosen = {"note": settings.primary_chosen_on} if primary and settings.primary_chosen_on else None
     summary = build_summary(common, _outputs(), baseline=baseline, samples=settings.bootstrap_samples,
-                            confidence=settings.confidence, seed=settings.seed)
+                            confidence=settings.confidence, seed=settings.seed, primary=primary, primary_chosen=chosen)
     cpu: dict[str, float] = {}
     for i, monitor in enumerate(monitors):  # one per run directory (checked above)
         files = {path.stem: json.loads(path.read_text().splitlines()[0])["compressor"]
@@ -206,9 +209,15 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
         if cpu:
             row.append(f"{cpu[label]:.1f}" if label in cpu else "-")
         lines.append("| " + " | ".join(row) + " |")
+    if summary.get("primary"):  # declared before the evaluation: on its own, above the families
+        head, *rest = primary_lines(summary)
+        lines += ["", f"**{head[0].upper() + head[1:]}: {rest[0].strip()}.**"] + [f"{r.strip()[0].upper()}{r.strip()[1:]}."
+                                                                                for r in rest[1:]]
     lines += ["", f"Paired against `{summary['baseline']}` by question: mean difference [paired-bootstrap CI], "
-              "sign-flip p-value, Holm-adjusted p over all comparisons of the run's metrics (`*`: < 0.05).", "",
-              "| compressor | EM difference | F1 difference |", "|---|---:|---:|"]
+              f"sign-flip p-value, Holm-adjusted p (`*`: < 0.05). {family_note(summary)}"]
+    if too_few_note(summary):
+        lines += ["", str(too_few_note(summary))]
+    lines += ["", "| compressor | EM difference | F1 difference |", "|---|---:|---:|"]
     for label, tests in summary["comparisons"].items():
         cells = []
         for key in ("em", "f1"):

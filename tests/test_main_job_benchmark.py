@@ -51,6 +51,10 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
         "180 1.0 1.0 1.0 pid= cpu=NA none=4 oracle=4",        # between processes
         "190 1.0 1.0 1.0 pid=9 cpu=6 none=4 oracle=4 bm25=3",  # a new process: its own CPU counter
     ]) + "\n")
+    manifest_path = run_dir / "manifest.json"  # a primary comparison declared before the run, as the main job's
+    manifest = json.loads(manifest_path.read_text())
+    manifest["run"]["evaluation"] |= {"primary": "oracle", "primary_chosen_on": "on the test's development questions"}
+    manifest_path.write_text(json.dumps(manifest))
     out = tmp_path / "BENCHMARKS.md"
     out.write_text("# Benchmarks\n\n## Other\n\nkept\n")
     report = tmp_path / "finished"
@@ -73,6 +77,11 @@ def test_section_summarises_the_questions_every_compressor_finished(tmp_path, ma
     assert [rows[label][9] for label in ("none", "oracle", "bm25")] == ["0 / 1", "0 / 0", "1 / 0"]  # cached
     assert "none" not in tests and set(tests) >= {"oracle", "bm25"}
     assert all(cell.count("[") == 1 and "Holm" in cell for cell in tests["oracle"])
+    primary = section.index("**Primary comparison (declared before the evaluation): oracle vs none on EM: ")
+    assert primary < section.index("Paired against") and "no family correction" in section[primary:]
+    assert "Chosen: on the test's development questions." in section
+    assert "Holm's correction within each metric's family" in section  # not one family of every metric
+    assert "Too few questions to reach the level" in section  # 3 pairs: no sign-flip p can reach 0.05
     # the report of the 3 finished questions: ragsift's own report.html and plots
     summary = json.loads((report / "summary.json").read_text())
     assert {c["n"] for c in summary["compressors"].values()} == {3}
