@@ -137,6 +137,10 @@ def _mean(values: list[float]) -> str:
     return f"{statistics.fmean(values):.0f}" if values else "-"
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path | None = None,
             at_least: int = 1) -> str:
     """The section for the runs ``run_dirs`` (of one config, or of configs with the same tables:
@@ -210,13 +214,13 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
             row.append(f"{cpu[label]:.1f}" if label in cpu else "-")
         lines.append("| " + " | ".join(row) + " |")
     if summary.get("primary"):  # declared before the evaluation: on its own, above the families
-        head, *rest = primary_lines(summary)
-        lines += ["", f"**{head[0].upper() + head[1:]}: {rest[0].strip()}.**"] + [f"{r.strip()[0].upper()}{r.strip()[1:]}."
-                                                                                for r in rest[1:]]
+        head, test, *chosen_line = (line.strip() for line in primary_lines(summary))
+        lines += ["", f"**{_sentence(head)}: {test}.**"] + [f"{_sentence(line)}." for line in chosen_line]
     lines += ["", f"Paired against `{summary['baseline']}` by question: mean difference [paired-bootstrap CI], "
               f"sign-flip p-value, Holm-adjusted p (`*`: < 0.05). {family_note(summary)}"]
-    if too_few_note(summary):
-        lines += ["", str(too_few_note(summary))]
+    too_few = too_few_note(summary)
+    if too_few:
+        lines += ["", too_few]
     lines += ["", "| compressor | EM difference | F1 difference |", "|---|---:|---:|"]
     for label, tests in summary["comparisons"].items():
         cells = []
