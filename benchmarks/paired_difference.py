@@ -6,11 +6,16 @@ mean difference A - B with its paired-bootstrap 95% CI and the two-sided sign-fl
 (:func:`ragsift.evaluation.report.statistics.paired_comparison`, unadjusted), per metric.
 
     python benchmarks/paired_difference.py runs/ecorag-judge-eval ecorag-trained-judge ecorag-fixed-k@k=8
+
+``--b-run DIR`` takes B from another run (a compressor added later, compared with a reference run's
+records): both runs must have read the same input file with the same reader (their manifests say so),
+or the comparison is refused.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ragsift.evaluation.predictions import prediction_path, read_predictions
@@ -27,10 +32,32 @@ def _records(run_dir: Path, label: str) -> list[dict]:
     return records
 
 
+def _manifest(run_dir: Path) -> dict:
+    path = run_dir / "manifest.json"
+    if not path.is_file():
+        raise SystemExit(f"{path}: not found; --b-run needs both runs' manifests to check they read the same input.")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_same_setting(run_a: Path, run_b: Path) -> None:
+    """Two runs compared across directories must share the input file (sha256) and the reader."""
+    ma, mb = _manifest(run_a), _manifest(run_b)
+    if ma.get("input", {}).get("sha256") != mb.get("input", {}).get("sha256"):
+        raise SystemExit(f"{run_a} and {run_b} read different input files "
+                         f"({ma.get('input', {}).get('path')} vs {mb.get('input', {}).get('path')}).")
+    reader_a, reader_b = (m.get("reader") or {} for m in (ma, mb))
+    if reader_a.get("config") != reader_b.get("config") or reader_a.get("model", {}).get("sha256") != \
+            reader_b.get("model", {}).get("sha256"):
+        raise SystemExit(f"{run_a} and {run_b} used different readers (their manifests' [reader] differ).")
+
+
 def compare(run_dir: Path, a: str, b: str, metrics: tuple[str, ...] | list[str] = METRICS,
-            patterns: int = 10_000) -> tuple[int, dict[str, PairedComparison]]:
-    """(paired examples, {metric: comparison of a - b}), paired by example id as the summary pairs."""
-    ra, rb = _records(run_dir, a), _records(run_dir, b)
+            patterns: int = 10_000, b_run: Path | None = None) -> tuple[int, dict[str, PairedComparison]]:
+    """(paired examples, {metric: comparison of a - b}), paired by example id as the summary pairs;
+    B from ``b_run`` when given (checked to share the input and the reader)."""
+    if b_run is not None:
+        check_same_setting(run_dir, b_run)
+    ra, rb = _records(run_dir, a), _records(b_run or run_dir, b)
     out = {}
     for metric in metrics:
         ids, ours, theirs, _ = pair_by_id({r["id"]: r["metrics"][metric] for r in ra},
@@ -48,9 +75,11 @@ def main() -> None:
     p.add_argument("b", help="compressor label (the baseline)")
     p.add_argument("--metrics", nargs="+", default=list(METRICS))
     p.add_argument("--patterns", type=int, default=10_000, help="bootstrap resamples and random sign patterns")
+    p.add_argument("--b-run", type=Path, help="the run directory of B (default: RUN_DIR)")
     args = p.parse_args()
-    n, comparisons = compare(args.run_dir, args.a, args.b, args.metrics, args.patterns)
-    print(f"{args.a} - {args.b}, {n} paired examples ({args.run_dir})")
+    n, comparisons = compare(args.run_dir, args.a, args.b, args.metrics, args.patterns, args.b_run)
+    where = f"{args.run_dir}" + (f"; {args.b} from {args.b_run}" if args.b_run else "")
+    print(f"{args.a} - {args.b}, {n} paired examples ({where})")
     for metric, c in comparisons.items():
         print(f"  {metric}: {c.mean_difference:+.4f} [{c.low:+.4f}, {c.high:+.4f}] p={c.p_value:.4f}"
               + (" (exact)" if c.exact else ""))

@@ -44,3 +44,36 @@ def test_a_missing_compressor_or_no_shared_example_is_a_clear_error(script, tmp_
         script.compare(tmp_path, "a", "c")
     with pytest.raises(SystemExit, match="share no finished example"):
         script.compare(tmp_path, "a", "b", ["evidence_f1"])
+
+
+def _manifest(run: Path, sha: str, reader: dict) -> None:
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "manifest.json").write_text(json.dumps({"input": {"path": "x.json", "sha256": sha}, "reader": reader}))
+
+
+def test_b_from_another_run_of_the_same_input_and_reader(script, tmp_path):
+    reader = {"config": {"model": "m", "max_new_tokens": 32}, "model": {"sha256": {"m.gguf": "abc"}}}
+    new, reference = tmp_path / "new", tmp_path / "reference"
+    _manifest(new, "s1", reader)
+    _manifest(reference, "s1", reader)
+    _write(new, "cascade", {"q1": 1.0, "q2": 1.0})
+    _write(reference, "none", {"q1": 0.0, "q2": 1.0, "q3": 0.0})
+    n, comparisons = script.compare(new, "cascade", "none", ["evidence_f1"], patterns=200, b_run=reference)
+    assert n == 2 and comparisons["evidence_f1"].mean_difference == pytest.approx(0.5)
+    with pytest.raises(SystemExit, match="no predictions for compressor 'none'"):
+        script.compare(new, "cascade", "none", ["evidence_f1"])  # without --b-run, B is looked up in RUN_DIR
+
+
+def test_b_from_a_run_of_another_input_or_reader_is_refused(script, tmp_path):
+    reader = {"config": {"model": "m"}, "model": {"sha256": {"m.gguf": "abc"}}}
+    _manifest(tmp_path / "a", "s1", reader)
+    _manifest(tmp_path / "other-input", "s2", reader)
+    _manifest(tmp_path / "other-reader", "s1", {**reader, "config": {"model": "m", "max_new_tokens": 8}})
+    for run in ("a", "other-input", "other-reader"):
+        _write(tmp_path / run, "x", {"q1": 1.0})
+    with pytest.raises(SystemExit, match="different input files"):
+        script.compare(tmp_path / "a", "x", "x", ["evidence_f1"], b_run=tmp_path / "other-input")
+    with pytest.raises(SystemExit, match="different readers"):
+        script.compare(tmp_path / "a", "x", "x", ["evidence_f1"], b_run=tmp_path / "other-reader")
+    with pytest.raises(SystemExit, match="manifest.json: not found"):
+        script.compare(tmp_path / "a", "x", "x", ["evidence_f1"], b_run=tmp_path / "missing")
