@@ -15,12 +15,12 @@ or the comparison is refused.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ragsift.evaluation.predictions import prediction_path, read_predictions
 from ragsift.evaluation.report.statistics import PairedComparison, paired_comparison
 from ragsift.evaluation.report.summary import pair_by_id
+from ragsift.evaluation.run.manifest import MANIFEST_NAME, read_manifest
 
 METRICS = ("evidence_precision", "evidence_recall", "evidence_f1", "answer_retention", "compressed_tokens")
 
@@ -33,21 +33,26 @@ def _records(run_dir: Path, label: str) -> list[dict]:
 
 
 def _manifest(run_dir: Path) -> dict:
-    path = run_dir / "manifest.json"
-    if not path.is_file():
-        raise SystemExit(f"{path}: not found; --b-run needs both runs' manifests to check they read the same input.")
-    return json.loads(path.read_text(encoding="utf-8"))
+    manifest = read_manifest(run_dir)  # an unreadable one names its file
+    if manifest is None:
+        raise SystemExit(f"{run_dir / MANIFEST_NAME}: not found; --b-run needs both runs' manifests to check they "
+                         "read the same input.")
+    return manifest
+
+
+def _reader(manifest: dict) -> tuple:
+    reader = manifest.get("reader") or {}
+    return reader.get("config"), reader.get("model", {}).get("sha256")
 
 
 def check_same_setting(run_a: Path, run_b: Path) -> None:
     """Two runs compared across directories must share the input file (sha256) and the reader."""
     ma, mb = _manifest(run_a), _manifest(run_b)
-    if ma.get("input", {}).get("sha256") != mb.get("input", {}).get("sha256"):
-        raise SystemExit(f"{run_a} and {run_b} read different input files "
-                         f"({ma.get('input', {}).get('path')} vs {mb.get('input', {}).get('path')}).")
-    reader_a, reader_b = (m.get("reader") or {} for m in (ma, mb))
-    if reader_a.get("config") != reader_b.get("config") or reader_a.get("model", {}).get("sha256") != \
-            reader_b.get("model", {}).get("sha256"):
+    input_a, input_b = ma.get("input", {}), mb.get("input", {})
+    if input_a.get("sha256") != input_b.get("sha256"):
+        raise SystemExit(f"{run_a} and {run_b} read different input files ({input_a.get('path')} vs "
+                         f"{input_b.get('path')}).")
+    if _reader(ma) != _reader(mb):
         raise SystemExit(f"{run_a} and {run_b} used different readers (their manifests' [reader] differ).")
 
 
