@@ -55,5 +55,7 @@ def test_original_order_can_put_documents_in_rank_order():
     ranked = OriginalOrderAssembler(document_order="rank").assemble(example.documents, sentences, kept)
     texts = [s.text for s in sentences]
     assert ranked == "\n\n".join([texts[6], f"{texts[0]} {texts[1]}", texts[3]])
+    best_last = OriginalOrderAssembler(document_order="reverse-rank").assemble(example.documents, sentences, kept)
+    assert best_last == "\n\n".join([texts[3], f"{texts[0]} {texts[1]}", texts[6]])
     original = OriginalOrderAssembler().assemble(example.documents, sentences, kept)
     assert original == "\n\n".join([f"{texts[0]} {texts[1]}", texts[3], texts[6]])
