@@ -6,4 +6,4 @@ RAGSIFT_SERVER=1 bash scripts/setup.sh
 . .venv/bin/activate
 ruff check ragsift tests benchmarks
 mypy
-python -m pytest "$@"
+python -m pytest --durations=25 "$@"
