@@ -17,6 +17,13 @@ document) but scores only the survivors' sentences. When the coarse stage keeps 
 (``selector = "all"``) the cascade is the single-stage pipeline ``splitter -> fine_scorer ->
 fine_selector -> assembler``.
 
+``keep_whole = W`` keeps the coarse stage's first ``W`` documents (in the order of the coarse
+selector's kept list, best first under ``top-documents``) whole, past the fine stage, which then
+scores and selects only inside the other survivors: "the 3 best documents whole, and the best
+sentence of each of the next 2" is a coarse ``top-documents`` with ``k = 5``, ``keep_whole = 3``
+and a fine ``top-k`` with ``k = 1, per_document = true``. The kept list is the whole documents'
+sentences first, then the fine selection's.
+
 The record's ``scores`` are the final stage's: the fine scores of the survivors, and NaN (None in
 predictions) for the sentences the fine scorer never saw; ``info["coarse"]`` holds the coarse
 stage (survivors, the coarse selector's info and, with a fine scorer, the coarse scores).
@@ -28,15 +35,16 @@ fine scores once per set of survivors (the score cache's key names the sentences
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
+from pydantic import Field, model_validator
 
 from ragsift.compressors.pipeline import PipelineCompressor, PipelineParams
 from ragsift.plugin import PluginSpec
 from ragsift.scorers.base import Scorer
 from ragsift.selectors.base import Selector
-from ragsift.types import CompressionResult, Example
+from ragsift.types import CompressionResult, Example, Sentence
 
 __all__ = ["CascadeCompressor", "CascadeParams"]
 
@@ -49,6 +57,15 @@ class CascadeParams(PipelineParams):
     fine_scorer: PluginSpec | None = None
     #: selects among the survivors' sentences (left out: the survivors are kept whole)
     fine_selector: PluginSpec | None = None
+    #: the coarse stage's first this many documents are kept whole, past the fine stage
+    keep_whole: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _whole_needs_fine(self) -> Self:
+        if self.keep_whole and self.fine_selector is None:
+            raise ValueError(f"keep_whole = {self.keep_whole} needs a fine_selector to select inside the other "
+                             "survivors; without one every survivor is kept whole anyway")
+        return self
 
 
 class CascadeCompressor(PipelineCompressor):
@@ -84,7 +101,8 @@ class CascadeCompressor(PipelineCompressor):
         coarse = self.selector.select(example, sentences, coarse_scores)
         timings["select"] = time.perf_counter() - t
         coarse_kept = self._check_kept(coarse, len(sentences), example.id, "selector")
-        survivors = sorted(coarse_kept, key=lambda i: (sentences[i].doc_index, sentences[i].index))
+        whole = self._whole(sentences, coarse_kept)
+        survivors = sorted(set(coarse_kept) - set(whole), key=lambda i: (sentences[i].doc_index, sentences[i].index))
         inside = [sentences[i] for i in survivors]
 
         if self.fine_scorer is not None:
@@ -96,7 +114,7 @@ class CascadeCompressor(PipelineCompressor):
             t = time.perf_counter()
             fine = self.fine_selector.select(example, inside, fine_scores)
             timings["select"] += time.perf_counter() - t
-            kept = [survivors[j] for j in self._check_kept(fine, len(inside), example.id, "fine_selector")]
+            kept = whole + [survivors[j] for j in self._check_kept(fine, len(inside), example.id, "fine_selector")]
             fine_info = fine.info
         else:
             kept = coarse_kept
@@ -107,6 +125,8 @@ class CascadeCompressor(PipelineCompressor):
 
         scores = coarse_scores
         record: dict[str, Any] = {"survivors": len(survivors), **coarse.info}
+        if whole:
+            record["whole"] = len(whole)
         if self.fine_scorer is not None:
             scores = np.full(len(sentences), np.nan)
             scores[survivors] = fine_scores
@@ -120,3 +140,18 @@ class CascadeCompressor(PipelineCompressor):
             timings=timings,
             info={**info, "coarse": record, **fine_info},
         )
+
+    def _whole(self, sentences: list[Sentence], coarse_kept: list[int]) -> list[int]:
+        """The sentences of the coarse stage's first ``keep_whole`` documents (in its kept list's
+        order), document by document, each in original order."""
+        n = self.params.keep_whole
+        if not n:
+            return []
+        docs: list[int] = []
+        for i in coarse_kept:
+            if sentences[i].doc_index not in docs:
+                docs.append(sentences[i].doc_index)
+        chosen = docs[:n]
+        kept = set(coarse_kept)
+        by_doc = sorted((i for i in kept if sentences[i].doc_index in chosen), key=lambda i: sentences[i].index)
+        return [i for d in chosen for i in by_doc if sentences[i].doc_index == d]
