@@ -92,7 +92,51 @@ def test_without_a_fine_scorer_the_fine_selector_ranks_the_survivors_by_their_co
         assert len({whole.sentences[i].doc_index for i in whole.kept}) == 2
 
 
+def test_keep_whole_keeps_the_best_documents_whole_and_the_fine_stage_reads_only_the_rest():
+    patched = cascade(scorer="counting-bm25", selector={"name": "top-documents", "k": 5}, keep_whole=2,
+                      fine_scorer="counting-bm25", fine_selector={"name": "top-k", "k": 1, "per_document": True},
+                      assembler={"name": "original-order", "document_order": "rank"})
+    plain = build_plugin("compressor", {"name": "pipeline", "splitter": "presplit", "scorer": "bm25",
+                                        "selector": "all", "assembler": "original-order"})
+    for example in examples():
+        cp.SCORED.clear()
+        result = patched.compress(example)
+        everything = plain.compress(example)
+        docs = document_scores(everything.sentences, np.asarray(everything.scores), "max")
+        top5 = [docs.docs[j] for j in docs.ranked()[:5]]
+        sentences = result.sentences
+        whole = [i for d in top5[:2] for i, s in enumerate(sentences) if s.doc_index == d]
+        rest = [i for i, s in enumerate(sentences) if s.doc_index in top5[2:]]
+        # coarse: every sentence; fine: only the three patched documents' sentences, never the whole ones
+        assert cp.SCORED == [len(sentences), len(rest)] and len(rest) < len(sentences) - len(whole)
+        assert result.kept[: len(whole)] == whole  # best document first, each in original order
+        patch = result.kept[len(whole):]
+        assert sorted(sentences[i].doc_index for i in patch) == sorted(top5[2:])  # one sentence per patched document
+        for i in patch:  # each the best (BM25) sentence of its document
+            own = [j for j in rest if sentences[j].doc_index == sentences[i].doc_index]
+            assert everything.scores[i] == max(everything.scores[j] for j in own)
+        assert result.info["coarse"]["whole"] == len(whole) and result.info["coarse"]["survivors"] == len(rest)
+        # the assembled text: the two whole documents, then the patches, in rank order
+        texts = [sentences[i].text for i in result.kept]
+        positions = [result.text.index(t) for t in texts]
+        assert positions == sorted(positions)
+
+
+def test_keep_whole_covering_every_survivor_is_the_coarse_stage_alone():
+    whole = cascade(scorer="bm25", selector={"name": "top-documents", "k": 3}, keep_whole=3, fine_scorer="bm25",
+                    fine_selector={"name": "top-k", "k": 1}, assembler={"name": "original-order", "title": True})
+    coarse = cascade(scorer="bm25", selector={"name": "top-documents", "k": 3},
+                     assembler={"name": "original-order", "title": True})
+    for example in examples():
+        a, b = whole.compress(example), coarse.compress(example)
+        assert (a.kept, a.text) == (b.kept, b.text) and len(a.kept) > 3
+
+
 @pytest.mark.parametrize(("stages", "message"), [
+    ({"scorer": "bm25", "selector": {"name": "top-documents", "k": 3}, "keep_whole": 2},
+     "keep_whole = 2 needs a fine_selector"),
+    ({"scorer": "bm25", "selector": {"name": "top-documents", "k": 3}, "keep_whole": -1,
+      "fine_selector": "all"}, "keep_whole"),
     ({"selector": {"name": "top-documents", "k": 2}}, "stage 'scorer' needs a plugin"),
     ({"scorer": "bm25"}, "stage 'selector' needs a plugin"),
     ({"scorer": "bm25", "selector": {"name": "top-documents"}}, "give exactly one of 'k'"),
