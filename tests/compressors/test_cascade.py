@@ -108,7 +108,7 @@ def test_keep_whole_keeps_the_best_documents_whole_and_the_fine_stage_reads_only
         whole = [i for d in top5[:2] for i, s in enumerate(sentences) if s.doc_index == d]
         rest = [i for i, s in enumerate(sentences) if s.doc_index in top5[2:]]
         # coarse: every sentence; fine: only the three patched documents' sentences, never the whole ones
-        assert cp.SCORED == [len(sentences), len(rest)] and len(rest) < len(sentences) - len(whole)
+        assert [len(sentences), len(rest)] == cp.SCORED and len(rest) < len(sentences) - len(whole)
         assert result.kept[: len(whole)] == whole  # best document first, each in original order
         patch = result.kept[len(whole):]
         assert sorted(sentences[i].doc_index for i in patch) == sorted(top5[2:])  # one sentence per patched document
