@@ -20,7 +20,7 @@ COMPRESSORS = {  # label -> registered compressor: every compressor of the main 
     "none": "none", "oracle": "oracle", "bm25@k=2": "bm25", "bm25@k=3": "bm25", "bm25@k=5": "bm25",
     "random": "random", "embedding": "embedding", "fusion-trained": "bm25", "exit-trained": "exit",
     "ecorag-trained": "ecorag", "recomp-extractive": "recomp-extractive",
-    "selective-context": "selective-context", "longllmlingua": "longllmlingua", "bridge-docs": "cascade",
+    "selective-context": "selective-context", "longllmlingua": "longllmlingua", "bridge-ranked": "cascade",
 }
 
 
@@ -42,16 +42,16 @@ def test_the_quickstart_config_validates_and_builds_every_compressor():
     # (include; exit-trained's in turn from exit-offline.toml)
     assert {p.name for p in config.included_files} == {
         "reader-qwen1.5b.toml", "fusion-trained.toml", "ecorag-trained.toml", "exit-trained.toml", "exit-offline.toml",
-        "recomp-extractive-offline.toml", "selective-context-offline.toml", "longllmlingua-offline.toml", "bridge.toml"}
+        "recomp-extractive-offline.toml", "selective-context-offline.toml", "longllmlingua-offline.toml", "bridge-order.toml"}
     for label, name in (("ecorag-trained", "ecorag-trained"), ("recomp-extractive", "recomp-extractive-offline"),
                         ("selective-context", "selective-context-offline"), ("longllmlingua", "longllmlingua-offline")):
         (own,) = load_config(ROOT / "configs" / f"{name}.toml").build_compressors().values()
         assert built[label].config() == own.config()
     assert built["exit-trained"].config() == \
         load_config(ROOT / "configs" / "exit-trained.toml").build_compressors()["exit-trained"].config()
-    assert built["bridge-docs"].config() == \
-        load_config(ROOT / "configs" / "tuned" / "bridge.toml").build_compressors()["bridge-docs"].config()
-    assert settings.primary == "bridge-docs"
+    assert built["bridge-ranked"].config() == \
+        load_config(ROOT / "configs" / "tuned" / "bridge-order.toml").build_compressors()["bridge-ranked"].config()
+    assert settings.primary == "bridge-ranked"
     assert built["fusion-trained"].config() == \
         load_config(ROOT / "configs" / "fusion-trained.toml").build_compressors()["fusion-trained"].config()
 
