@@ -38,7 +38,7 @@ import time
 from typing import Any, Self
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import NonNegativeInt, model_validator
 
 from ragsift.compressors.pipeline import PipelineCompressor, PipelineParams
 from ragsift.plugin import PluginSpec
@@ -58,7 +58,7 @@ class CascadeParams(PipelineParams):
     #: selects among the survivors' sentences (left out: the survivors are kept whole)
     fine_selector: PluginSpec | None = None
     #: the coarse stage's first this many documents are kept whole, past the fine stage
-    keep_whole: int = Field(0, ge=0)
+    keep_whole: NonNegativeInt = 0
 
     @model_validator(mode="after")
     def _whole_needs_fine(self) -> Self:
@@ -126,7 +126,7 @@ class CascadeCompressor(PipelineCompressor):
         scores = coarse_scores
         record: dict[str, Any] = {"survivors": len(survivors), **coarse.info}
         if whole:
-            record["whole"] = len(whole)
+            record["whole_sentences"] = len(whole)
         if self.fine_scorer is not None:
             scores = np.full(len(sentences), np.nan)
             scores[survivors] = fine_scores
@@ -142,16 +142,8 @@ class CascadeCompressor(PipelineCompressor):
         )
 
     def _whole(self, sentences: list[Sentence], coarse_kept: list[int]) -> list[int]:
-        """The sentences of the coarse stage's first ``keep_whole`` documents (in its kept list's
-        order), document by document, each in original order."""
-        n = self.params.keep_whole
-        if not n:
-            return []
-        docs: list[int] = []
-        for i in coarse_kept:
-            if sentences[i].doc_index not in docs:
-                docs.append(sentences[i].doc_index)
-        chosen = docs[:n]
-        kept = set(coarse_kept)
-        by_doc = sorted((i for i in kept if sentences[i].doc_index in chosen), key=lambda i: sentences[i].index)
-        return [i for d in chosen for i in by_doc if sentences[i].doc_index == d]
+        """The kept sentences of the coarse stage's first ``keep_whole`` documents (in its kept
+        list's order), document by document, each document's in original order."""
+        docs = list(dict.fromkeys(sentences[i].doc_index for i in coarse_kept))[: self.params.keep_whole]
+        by_position = sorted(coarse_kept, key=lambda i: sentences[i].index)
+        return [i for d in docs for i in by_position if sentences[i].doc_index == d]

@@ -115,7 +115,7 @@ def test_keep_whole_keeps_the_best_documents_whole_and_the_fine_stage_reads_only
         for i in patch:  # each the best (BM25) sentence of its document
             own = [j for j in rest if sentences[j].doc_index == sentences[i].doc_index]
             assert everything.scores[i] == max(everything.scores[j] for j in own)
-        assert result.info["coarse"]["whole"] == len(whole) and result.info["coarse"]["survivors"] == len(rest)
+        assert result.info["coarse"]["whole_sentences"] == len(whole) and result.info["coarse"]["survivors"] == len(rest)
         # the assembled text: the two whole documents, then the patches, in rank order
         texts = [sentences[i].text for i in result.kept]
         positions = [result.text.index(t) for t in texts]
