@@ -44,7 +44,7 @@ from ragsift.compressors.pipeline import PipelineCompressor, PipelineParams
 from ragsift.plugin import PluginSpec
 from ragsift.scorers.base import Scorer
 from ragsift.selectors.base import Selector
-from ragsift.types import CompressionResult, Example, Sentence
+from ragsift.types import CompressionResult, Example
 
 __all__ = ["CascadeCompressor", "CascadeParams"]
 
@@ -101,8 +101,10 @@ class CascadeCompressor(PipelineCompressor):
         coarse = self.selector.select(example, sentences, coarse_scores)
         timings["select"] = time.perf_counter() - t
         coarse_kept = self._check_kept(coarse, len(sentences), example.id, "selector")
-        whole = self._whole(sentences, coarse_kept)
-        survivors = sorted(set(coarse_kept) - set(whole), key=lambda i: (sentences[i].doc_index, sentences[i].index))
+        in_order = sorted(coarse_kept, key=lambda i: (sentences[i].doc_index, sentences[i].index))
+        whole_docs = list(dict.fromkeys(sentences[i].doc_index for i in coarse_kept))[: self.params.keep_whole]
+        whole = [i for d in whole_docs for i in in_order if sentences[i].doc_index == d]
+        survivors = [i for i in in_order if sentences[i].doc_index not in whole_docs]
         inside = [sentences[i] for i in survivors]
 
         if self.fine_scorer is not None:
@@ -141,9 +143,3 @@ class CascadeCompressor(PipelineCompressor):
             info={**info, "coarse": record, **fine_info},
         )
 
-    def _whole(self, sentences: list[Sentence], coarse_kept: list[int]) -> list[int]:
-        """The kept sentences of the coarse stage's first ``keep_whole`` documents (in its kept
-        list's order), document by document, each document's in original order."""
-        docs = list(dict.fromkeys(sentences[i].doc_index for i in coarse_kept))[: self.params.keep_whole]
-        by_position = sorted(coarse_kept, key=lambda i: sentences[i].index)
-        return [i for d in docs for i in by_position if sentences[i].doc_index == d]
