@@ -95,7 +95,13 @@ class PipelineCompressor(Compressor):
         return all(type(plugin).deterministic for plugin in self.stages.values())
 
     def config(self) -> dict[str, Any]:
-        return {stage: {"name": plugin.registered_name, **plugin.config()} for stage, plugin in self.stages.items()}
+        """Every stage's spec, and any other param of the composition that differs from its default
+        (a frozen or recorded config rebuilds the same compressor)."""
+        defaults = type(self.params)()
+        extra = {k: v for k, v in self.params.model_dump().items()
+                 if k not in self.stage_kinds and v != getattr(defaults, k)}
+        return {**{stage: {"name": plugin.registered_name, **plugin.config()} for stage, plugin in self.stages.items()},
+                **extra}
 
     def warm_up(self) -> None:
         for plugin in self.stages.values():

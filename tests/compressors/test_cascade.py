@@ -122,6 +122,16 @@ def test_keep_whole_keeps_the_best_documents_whole_and_the_fine_stage_reads_only
         assert positions == sorted(positions)
 
 
+def test_keep_whole_is_part_of_the_config_a_frozen_or_recorded_run_rebuilds_from():
+    patched = cascade(scorer="bm25", selector={"name": "top-documents", "k": 5}, keep_whole=2, fine_scorer="bm25",
+                      fine_selector={"name": "top-k", "k": 1, "per_document": True})
+    assert patched.config()["keep_whole"] == 2
+    rebuilt = build_plugin("compressor", {"name": "cascade", **patched.config()})
+    example = examples(1)[0]
+    assert rebuilt.config() == patched.config() and rebuilt.compress(example).kept == patched.compress(example).kept
+    assert "keep_whole" not in cascade(scorer="bm25", selector={"name": "top-documents", "k": 5}).config()
+
+
 def test_keep_whole_covering_every_survivor_is_the_coarse_stage_alone():
     whole = cascade(scorer="bm25", selector={"name": "top-documents", "k": 3}, keep_whole=3, fine_scorer="bm25",
                     fine_selector={"name": "top-k", "k": 1}, assembler={"name": "original-order", "title": True})
