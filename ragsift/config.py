@@ -255,7 +255,8 @@ def _include_target(at: str, name: str, here: Path, chain: tuple[Path, ...]) -> 
 def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[str, Any],
                         chain: tuple[Path, ...], read: list[tuple[Path, bytes]]) -> dict[str, Any]:
     """A compressor table with ``include = "FILE"``: FILE's compressor of the same label (its
-    ``[compressors.LABEL]``, else its one compressor), with this table's other keys merged over it."""
+    ``[compressors.LABEL]``, else its one compressor), with this table's other keys merged over it;
+    ``include = "FILE#OTHER"`` takes FILE's ``[compressors.OTHER]`` instead (a variant under a new label)."""
     if "include" not in spec:
         return spec
     spec = dict(spec)
@@ -263,10 +264,18 @@ def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[st
     where = f"[compressors.{label}]" if label is not None else "[compressor]"
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"{path} {where}: include must be one config file name (relative to this file); got {name!r}.")
+    name, hash_sign, wanted = name.partition("#")
+    if hash_sign and not wanted.strip():
+        raise ConfigError(f"{path} {where}: include '{name}#': name the compressor after '#' (FILE#LABEL).")
     target = _include_target(f"{path} {where}", name, here, chain)
     other = _read_with_includes(target, (*chain, here), read)
     tables = other.get("compressors") or {}
-    if label is not None and label in tables:
+    if hash_sign:
+        if wanted not in tables:
+            raise ConfigError(f"{path} {where}: include '{name}#{wanted}': {target} has no [compressors.{wanted}] table "
+                              f"(it has: {', '.join(tables) or 'none'}).")
+        found = tables[wanted]
+    elif label is not None and label in tables:
         found = tables[label]
     elif other.get("compressor") is not None and not tables:
         found = other["compressor"]

@@ -152,3 +152,24 @@ def test_a_compressor_include_names_what_is_missing(tmp_path):
     write(tmp_path, "loop.toml", '[compressors.c]\ninclude = "main.toml"\n')
     with pytest.raises(ConfigError, match="makes a cycle"):
         load_config(write(tmp_path, "main.toml", '[compressors.c]\ninclude = "loop.toml"\n'))
+
+
+def test_a_compressor_include_can_name_another_label_of_the_file(tmp_path):
+    write(tmp_path, "multi.toml", '[compressors.a]\nname = "random"\n[compressors.b]\nname = "bm25"\n'
+                                  '[compressors.b.selector]\nname = "top-k"\nk = 4\n')
+    main = write(tmp_path, "main.toml", '''
+[compressors.b]
+include = "multi.toml"
+
+[compressors.b-per-document]
+include = "multi.toml#b"
+selector = { k = 1, per_document = true }
+''')
+    specs = load_config(main).compressor_specs()
+    assert specs["b"] == {"name": "bm25", "selector": {"name": "top-k", "k": 4}}
+    assert specs["b-per-document"] == {"name": "bm25", "selector": {"name": "top-k", "k": 1, "per_document": True}}
+    with pytest.raises(ConfigError, match=r"\[compressors\.c\]: include 'multi\.toml#z': .* has no \[compressors\.z\] "
+                                          r"table \(it has: a, b\)"):
+        load_config(write(tmp_path, "main.toml", '[compressors.c]\ninclude = "multi.toml#z"\n'))
+    with pytest.raises(ConfigError, match=r"name the compressor after '#'"):
+        load_config(write(tmp_path, "main.toml", '[compressors.c]\ninclude = "multi.toml#"\n'))
