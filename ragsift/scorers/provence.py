@@ -161,7 +161,7 @@ def load_provence(spec: str, device: str, dtype: str) -> tuple[Any, Any]:
     if "naver/provence" in spec:
         print(f"ragsift: note: {PROVENCE_LICENCE}", file=sys.stderr)
     check_model(spec)
-    kwargs: dict[str, Any] = {"revision": location.revision} if location.revision else {}
+    kwargs = location.revision_kwargs()
     try:
         config = DebertaV2Config.from_pretrained(location.path, **kwargs)
         model, info = provence_model_class().from_pretrained(location.path, config=config, dtype=resolve_dtype(dtype),

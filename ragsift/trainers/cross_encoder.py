@@ -78,7 +78,7 @@ class CrossEncoderTrainer(Trainer):
         if location.kind == "gguf":
             raise ConfigError("CrossEncoderTrainer: base_model must be an encoder folder or Hub id, not a GGUF file.")
         source = location.path
-        kwargs: dict[str, Any] = {"revision": location.revision} if location.revision else {}
+        kwargs = location.revision_kwargs()
         model = AutoModelForSequenceClassification.from_pretrained(
             source, num_labels=1, use_safetensors=True, trust_remote_code=False, dtype=resolve_dtype(self.params.dtype), **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=False, **kwargs)
