@@ -44,7 +44,7 @@ from ragsift.registry import build_plugin
 from ragsift.suggestions import did_you_mean
 
 __all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables", "check_label", "parse_override",
-           "split_label", "load_labelled_config"]
+           "split_label", "load_labelled_config", "read_config_table"]
 
 
 def check_label(label: str, where: str) -> str:
@@ -331,9 +331,17 @@ def load_labelled_config(name: str | os.PathLike[str], overrides: Sequence[str] 
     return config, label
 
 
+def read_config_table(path: Path) -> tuple[dict[str, Any], list[tuple[Path, bytes]]]:
+    """The table of the config file ``path`` merged over the files it includes (``include = ...``,
+    relative paths anchored in each file's folder), and (path, bytes) of every file read, ``path``
+    first. Run configs and training configs are read by it."""
+    files: list[tuple[Path, bytes]] = []
+    return _read_with_includes(path, (), files), files
+
+
 def load_config(name_or_path: str | Path) -> RunConfig:
     """Read and check the structure of a config file, with the files it includes (plugins are
     checked by ``validate_all``)."""
     path = find_config(name_or_path)
-    files: list[tuple[Path, bytes]] = []
-    return RunConfig.from_table(_read_with_includes(path, (), files), str(path), files)
+    table, files = read_config_table(path)
+    return RunConfig.from_table(table, str(path), files)

@@ -9,12 +9,15 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsift.cli_types import positive_int
 from ragsift.config_files import REPOSITORY
 from ragsift.errors import ConfigError, OutputError
 from ragsift.provenance import device_info, sha256_file, stamp
+
+if TYPE_CHECKING:
+    from ragsift.training.config import TrainConfig
 
 __all__ = ["add_train_command", "run_training", "TrainOptions", "output_folder", "SHIPPED_MODELS", "DEFAULT_RUNS"]
 
@@ -112,6 +115,20 @@ def _remove_if_unused(output: Path, created: bool) -> None:
         shutil.rmtree(output, ignore_errors=True)
 
 
+def _config_as_trained(config: TrainConfig, output: Path) -> str:
+    """The text kept beside the model: the config file as written, or, when it includes others,
+    the merged table it amounts to (so the folder alone says how the model was trained), with
+    portable paths as the card has them."""
+    import tomli_w
+
+    from ragsift.training.card import portable_paths
+
+    if not config.included:
+        return Path(config.source).read_text(encoding="utf-8")
+    head = portable_paths(f"# {Path(config.source).resolve()} with what it includes: {' '.join(config.included)}", output)
+    return f"{head}\n# (merged by ragsift train)\n{tomli_w.dumps(portable_paths(config.resolved_table(), output))}"
+
+
 def run_training(options: TrainOptions) -> dict[str, Any]:
     """Train as the config says; return the model card (with ``output``, the folder written)."""
     from ragsift.registry import build_plugin
@@ -141,7 +158,7 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         print(f"ragsift: {note}.", file=sys.stderr)
     created = not output.exists()
     output.mkdir(parents=True, exist_ok=True)
-    (output / "train-config.toml").write_text(Path(config.source).read_text(encoding="utf-8"), encoding="utf-8")
+    (output / "train-config.toml").write_text(_config_as_trained(config, output), encoding="utf-8")
     _seed_everything(config.training.seed)
     job = TrainingJob(train=train, dev=dev, output=output, seed=config.training.seed,
                       checkpoint_every=config.training.checkpoint_every, resume=options.resume,
@@ -175,6 +192,7 @@ def run_training(options: TrainOptions) -> dict[str, Any]:
         **stamp(),
         "command": " ".join(options.argv or ["ragsift", "train", "--config", options.config]),
         "config": str(config.source),
+        **({"config_includes": config.included} if config.included else {}),
         "limit": options.limit,  # a smoke run: the card says so beside the config's description
     }
     card = write_card(output, card)

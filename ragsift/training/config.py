@@ -14,7 +14,10 @@
     seed = 0
     checkpoint_every = 50
 
-Relative paths (``[data]`` files, model locations) are read relative to the config file's folder,
+``include = "other.toml"`` (or a list, relative to this file) starts from another training config
+and lays this file's tables over it key by key, as run configs do (docs/training.md): a variant
+names only what it changes. Relative paths (``[data]`` files, model locations) are read relative
+to the folder of the config file that names them,
 else from the working directory, else from ragsift's shipped data (the source tree's root or the
 copy inside the installed package: :mod:`ragsift.config_files`); ``[training] output`` is relative
 to the working directory. The evaluation file (``ragsift/data/hotpotqa-dev-sf100.json``) is refused as training
@@ -28,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragsift.config_files import REPOSITORY, anchor_paths, find_config_file, read_toml
+from ragsift.config_files import REPOSITORY, find_config_file
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error
 
@@ -63,6 +66,12 @@ class TrainConfig(_Strict):
     data: TrainData
     training: TrainSettings
     source: str = ""
+    #: the files ``source`` includes, directly or through another include, in reading order
+    included: list[str] = Field(default_factory=list)
+
+    def resolved_table(self) -> dict[str, Any]:
+        """The config as trained: one table with every include merged in (what TOML can write)."""
+        return self.model_dump(exclude={"source", "included"}, exclude_none=True)
 
 
 def resolve_path(path: str | Path) -> Path:
@@ -73,9 +82,11 @@ def resolve_path(path: str | Path) -> Path:
 
 
 def load_train_config(name_or_path: str | Path) -> TrainConfig:
+    from ragsift.config import read_config_table
+
     path = find_config_file(name_or_path, "train", "training config")
-    raw = anchor_paths(read_toml(path), path.resolve().parent)
+    raw, files = read_config_table(path)
     try:
-        return TrainConfig(**raw, source=str(path))
+        return TrainConfig(**raw, source=str(path), included=[str(p) for p, _ in files[1:]])
     except ValidationError as exc:
         raise ConfigError(format_validation_error(str(path), exc, sorted(TrainConfig.model_fields))) from None

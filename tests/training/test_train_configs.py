@@ -57,3 +57,33 @@ def test_the_judge_trained_by_ecorag_judge_is_the_judge_of_ecorag_trained():
     assert config.trainer["ranker"] == compressor["scorer"]
     weight, _ = load_readout(str(resolve_path(readout)))
     assert tuple(weight.shape) == (576,)  # SmolLM2-135M's hidden size
+
+
+def test_a_training_config_includes_another_and_changes_only_what_it_names(tmp_path):
+    base_dir = tmp_path / "base"
+    base_dir.mkdir()
+    (base_dir / "train.json").write_text("[]")
+    (base_dir / "base.toml").write_text(
+        'description = "base"\n[trainer]\nname = "fusion"\nsteps = 30\nlearning_rate = 0.1\n'
+        '[data]\ntrain = "train.json"\nlimit = 80\n[training]\noutput = "models/a"\nseed = 3\n')
+    variant = tmp_path / "variant.toml"
+    variant.write_text('include = "base/base.toml"\ndescription = "twice the questions"\n'
+                       '[trainer]\nsteps = 60\n[data]\nlimit = 160\n[training]\noutput = "models/b"\n')
+    config = load_train_config(variant)
+    assert config.description == "twice the questions"
+    assert config.trainer == {"name": "fusion", "steps": 60, "learning_rate": 0.1}
+    assert config.data.limit == 160 and config.training.seed == 3 and config.training.output == "models/b"
+    assert config.data.train == str((base_dir / "train.json").resolve())  # anchored in the base's folder
+    assert config.included == [str((base_dir / "base.toml").resolve())]
+    assert load_train_config(base_dir / "base.toml").included == []
+    (tmp_path / "loop.toml").write_text('include = "loop.toml"\n')
+    with pytest.raises(ConfigError, match="cycle"):
+        load_train_config(tmp_path / "loop.toml")
+
+
+def test_the_160_question_readout_config_is_the_80_question_one_but_for_limit_and_output():
+    small, large = load_train_config("exit-readout-qwen0.5b"), load_train_config("exit-readout-qwen0.5b-160")
+    assert large.included and Path(large.included[0]).name == "exit-readout-qwen0.5b.toml"
+    assert (large.trainer, large.labeler, large.data.train) == (small.trainer, small.labeler, small.data.train)
+    assert (small.data.limit, large.data.limit) == (80, 160)
+    assert large.training.output == "models/exit-readout-qwen0.5b-160"

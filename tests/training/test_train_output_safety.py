@@ -144,3 +144,20 @@ def test_fusion_data_without_both_labels_names_the_file_and_leaves_no_folder(tmp
     err = capsys.readouterr().err
     assert f"{train}: FusionTrainer" in err and "both evidence and non-evidence" in err, err
     assert not out.exists()
+
+
+def test_a_config_that_includes_another_is_kept_merged_beside_the_model(tmp_path, data_dir):
+    import tomllib
+
+    base = _config(tmp_path, data_dir, tmp_path / "unused", steps=5)
+    variant = tmp_path / "variant.toml"
+    out = tmp_path / "model"
+    variant.write_text(f'include = "{base.name}"\n[data]\nlimit = 10\n[training]\noutput = "{out}"\n')
+    assert main(["train", "-c", str(variant), "-q"]) == 0
+    kept = (out / "train-config.toml").read_text()
+    # paths as the card writes them: relative to the working directory or the model's folder's parent
+    assert kept.startswith("# variant.toml with what it includes: tiny.toml\n"), kept
+    table = tomllib.loads(kept)
+    assert table["trainer"] == {"name": "fusion", "steps": 5, "min_samples_leaf": 5}
+    assert table["data"]["limit"] == 10 and table["data"]["dev_limit"] == 6 and table["training"]["output"] == "model"
+    assert json.loads((out / "card.json").read_text())["config_includes"] == ["tiny.toml"]
