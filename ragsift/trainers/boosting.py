@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from pydantic import Field
 
 from ragsift.output_files import write_text_atomically
+from ragsift.plugin import Params
 from ragsift.scorers.tree_ensemble import Tree, TreeEnsemble, sigmoid
 from ragsift.trainers.checkpoint import read_json_state
 
-__all__ = ["BoostingSettings", "fit_boosting", "log_loss"]
+__all__ = ["BoostingParams", "BoostingSettings", "fit_boosting", "log_loss"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,21 @@ class BoostingSettings:
     seed: int = 0
     #: per feature: 1 (non-decreasing), -1 (non-increasing) or 0 (free); None: no constraint
     monotone: tuple[int, ...] | None = None
+
+
+class BoostingParams(Params):
+    """The boosting hyper-parameters of a trainer's config (the trainers built on :func:`fit_boosting`)."""
+
+    steps: int = Field(300, ge=1)
+    learning_rate: float = Field(0.05, gt=0, le=1)
+    max_depth: int = Field(3, ge=1, le=12)
+    min_samples_leaf: int = Field(20, ge=1)
+    subsample: float = Field(0.8, gt=0, le=1)
+
+    def boosting_settings(self, seed: int, monotone: tuple[int, ...] | None = None) -> BoostingSettings:
+        return BoostingSettings(steps=self.steps, learning_rate=self.learning_rate, max_depth=self.max_depth,
+                                min_samples_leaf=self.min_samples_leaf, subsample=self.subsample, seed=seed,
+                                monotone=monotone)
 
 
 def log_loss(y: np.ndarray, raw: np.ndarray) -> float:

@@ -30,12 +30,11 @@ from pydantic import Field
 
 from ragsift.datasets.holdout import evaluation_ids, refuse_evaluation_data
 from ragsift.errors import ConfigError
-from ragsift.plugin import Params
 from ragsift.registry import build_plugin
 from ragsift.scorers.bridge_documents import MODEL_FILE, BridgeDocumentModel, decreasing, greedy_ranking
 from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
 from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, TrainingResult
-from ragsift.trainers.boosting import BoostingSettings, fit_boosting
+from ragsift.trainers.boosting import BoostingParams, fit_boosting
 from ragsift.types import Example, Sentence
 
 __all__ = ["BridgeDocumentTrainer", "BridgeDocumentTrainerParams", "gold_documents", "all_gold_within", "training_rows"]
@@ -69,16 +68,12 @@ def training_rows(features: BridgeFeatures, ctx: BridgeContext, gold: set[int]) 
     return xs, ys
 
 
-class BridgeDocumentTrainerParams(Params):
+class BridgeDocumentTrainerParams(BoostingParams):
     #: component sentence scorers whose best sentence per document are first-hop features: label -> spec
     scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
     #: how questions are split into sentences for the component scorers
     splitter: dict[str, Any] = Field(default_factory=lambda: {"name": "presplit", "fallback": "sentencizer"})
     steps: int = Field(200, ge=1)
-    learning_rate: float = Field(0.05, gt=0, le=1)
-    max_depth: int = Field(3, ge=1, le=12)
-    min_samples_leaf: int = Field(20, ge=1)
-    subsample: float = Field(0.8, gt=0, le=1)
     #: every feature but ``has_kept`` may only raise a document's probability as it grows (see the
     #: module docstring); false: free trees
     monotone: bool = True
@@ -141,9 +136,7 @@ class BridgeDocumentTrainer(Trainer):
                 dx += x
                 dy += y
             dev = (np.concatenate(dx), np.concatenate(dy))
-        settings = BoostingSettings(steps=p.steps, learning_rate=p.learning_rate, max_depth=p.max_depth,
-                                    min_samples_leaf=p.min_samples_leaf, subsample=p.subsample, seed=job.seed,
-                                    monotone=features.monotone if p.monotone else None)
+        settings = p.boosting_settings(job.seed, features.monotone if p.monotone else None)
         checkpoint = job.checkpoint_dir / "boosting.json"
         bar = job.progress_bar(settings.steps, "boosting")
         with bar:

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from ragsift.plugin import Params
 from ragsift.registry import build_plugin
 from ragsift.scorers.fusion_features import FusionFeatures
 from ragsift.scorers.learned_fusion import MODEL_FILE, FusionModel
@@ -28,7 +27,7 @@ from ragsift.trainers.base import (
     TrainingResult,
     sentence_kinds,
 )
-from ragsift.trainers.boosting import BoostingSettings, fit_boosting
+from ragsift.trainers.boosting import BoostingParams, fit_boosting
 from ragsift.trainers.checkpoint import read_json_state, read_saved, save_tensors
 from ragsift.types import Example
 
@@ -38,18 +37,13 @@ __all__ = ["FusionTrainer", "FusionTrainerParams"]
 BLOCK = 50
 
 
-class FusionTrainerParams(Params):
+class FusionTrainerParams(BoostingParams):
     #: component sentence scorers: label -> scorer spec
     scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
     #: scorers applied to whole documents (title + text): label -> scorer spec
     document_scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
     #: how training sentences are split (HotpotQA's own sentences by default)
     splitter: dict[str, Any] = Field(default_factory=lambda: {"name": "presplit", "fallback": "sentencizer"})
-    steps: int = Field(300, ge=1)
-    learning_rate: float = Field(0.05, gt=0, le=1)
-    max_depth: int = Field(3, ge=1, le=12)
-    min_samples_leaf: int = Field(20, ge=1)
-    subsample: float = Field(0.8, gt=0, le=1)
 
 
 class FusionTrainer(Trainer):
@@ -114,8 +108,7 @@ class FusionTrainer(Trainer):
         x = np.concatenate(train_rows) if train_rows else np.zeros((0, len(features.names)))
         y = np.concatenate(train_labels).astype(np.float64) if train_labels else np.zeros(0)
         dev = (np.concatenate(dev_rows), np.concatenate(dev_labels).astype(np.float64)) if dev_rows else None
-        settings = BoostingSettings(steps=self.params.steps, learning_rate=self.params.learning_rate, max_depth=self.params.max_depth,
-                                    min_samples_leaf=self.params.min_samples_leaf, subsample=self.params.subsample, seed=job.seed)
+        settings = self.params.boosting_settings(job.seed)
         checkpoint = job.checkpoint_dir / "boosting.json"
         done = 0
         if job.resume and checkpoint.is_file():
