@@ -44,7 +44,7 @@ from ragsift.registry import build_plugin
 from ragsift.suggestions import did_you_mean
 
 __all__ = ["RunConfig", "load_config", "find_config", "config_dirs", "merge_tables", "check_label", "parse_override",
-           "split_label", "load_labelled_config", "read_config_table"]
+           "split_label", "load_labelled_config"]
 
 
 def check_label(label: str, where: str) -> str:
@@ -217,39 +217,19 @@ def merge_tables(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_with_includes(path: Path, chain: tuple[Path, ...], read: list[tuple[Path, bytes]]) -> dict[str, Any]:
-    """The table of ``path`` merged over its includes'; ``chain``: the files including it (cycle
-    check); ``read``: (path, bytes) of every file read, appended in reading order."""
-    here = path.resolve()
-    raw, data = config_files.read_toml_file(path)
-    raw = config_files.anchor_paths(raw, here.parent)  # relative paths: this file's folder first
-    read.append((here if chain else path, data))
-    includes = raw.pop("include", [])
-    if isinstance(includes, str):
-        includes = [includes]
-    if not isinstance(includes, list) or not all(isinstance(i, str) and i.strip() for i in includes):
-        raise ConfigError(f"{path}: include must be a file name or a list of file names (relative to this file); "
-                          f"got {includes!r}.")
-    merged: dict[str, Any] = {}
-    for name in includes:
-        merged = merge_tables(merged, _read_with_includes(_include_target(str(path), name, here, chain), (*chain, here), read))
-    merged = merge_tables(merged, raw)
+    """The table of ``path`` merged over its includes' (:func:`ragsift.config_files.read_with_includes`),
+    with the compressor tables' own includes resolved."""
+    return config_files.read_with_includes(path, merge_tables, read, chain, finish=_compressor_includes)
+
+
+def _compressor_includes(path: Path, here: Path, merged: dict[str, Any], chain: tuple[Path, ...],
+                         read: list[tuple[Path, bytes]]) -> dict[str, Any]:
     if isinstance(merged.get("compressor"), dict):
         merged["compressor"] = _compressor_include(path, here, None, merged["compressor"], chain, read)
     if isinstance(merged.get("compressors"), dict):
         merged["compressors"] = {label: _compressor_include(path, here, label, spec, chain, read)
                                  if isinstance(spec, dict) else spec for label, spec in merged["compressors"].items()}
     return merged
-
-
-def _include_target(at: str, name: str, here: Path, chain: tuple[Path, ...]) -> Path:
-    """The file ``include = NAME`` of ``here`` names (``at``: where, for errors): no cycle, and there."""
-    target = (here.parent / Path(name).expanduser()).resolve()
-    if target in chain or target == here:
-        raise ConfigError(f"{at}: include '{name}' makes a cycle: {' -> '.join(str(p) for p in (*chain, here, target))}.")
-    if not target.is_file():
-        raise ConfigError(f"{at}: include '{name}': no such file ({target}; include paths are relative to "
-                          "the including file).")
-    return target
 
 
 def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[str, Any],
@@ -267,7 +247,7 @@ def _compressor_include(path: Path, here: Path, label: str | None, spec: dict[st
     name, hash_sign, wanted = name.partition("#")
     if hash_sign and not wanted.strip():
         raise ConfigError(f"{path} {where}: include '{name}#': name the compressor after '#' (FILE#LABEL).")
-    target = _include_target(f"{path} {where}", name, here, chain)
+    target = config_files.include_target(f"{path} {where}", name, here, chain)
     other = _read_with_includes(target, (*chain, here), read)
     tables = other.get("compressors") or {}
     if hash_sign:
@@ -331,17 +311,9 @@ def load_labelled_config(name: str | os.PathLike[str], overrides: Sequence[str] 
     return config, label
 
 
-def read_config_table(path: Path) -> tuple[dict[str, Any], list[tuple[Path, bytes]]]:
-    """The table of the config file ``path`` merged over the files it includes (``include = ...``,
-    relative paths anchored in each file's folder), and (path, bytes) of every file read, ``path``
-    first. Run configs and training configs are read by it."""
-    files: list[tuple[Path, bytes]] = []
-    return _read_with_includes(path, (), files), files
-
-
 def load_config(name_or_path: str | Path) -> RunConfig:
     """Read and check the structure of a config file, with the files it includes (plugins are
     checked by ``validate_all``)."""
     path = find_config(name_or_path)
-    table, files = read_config_table(path)
-    return RunConfig.from_table(table, str(path), files)
+    files: list[tuple[Path, bytes]] = []
+    return RunConfig.from_table(_read_with_includes(path, (), files), str(path), files)

@@ -14,11 +14,16 @@ relative to the config file's folder; one that is not there is read as any other
 from the working directory, else from the shipped data (``models/fusion-trained`` names the shipped
 model wherever ragsift is installed). :func:`anchor_paths` applies the first rule when the file is
 read; :func:`ragsift.models.resolve_local_path` the others.
+
+**Includes.** ``include = "other.toml"`` (or a list) starts a config from other files, this file's
+tables laid over theirs key by key (:func:`read_with_includes`); run and training configs both
+read it.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +31,7 @@ from ragsift.errors import ConfigError
 from ragsift.suggestions import did_you_mean
 
 __all__ = ["REPOSITORY", "PACKAGE_DATA", "shipped_roots", "config_dirs", "find_config_file", "read_toml",
-           "read_toml_file", "anchor_paths", "PATH_KEYS"]
+           "read_toml_file", "anchor_paths", "PATH_KEYS", "include_target", "read_with_includes"]
 
 #: the repository that holds this package (a clone or an editable install: configs/ and models/ are there)
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -109,3 +114,44 @@ def read_toml_file(path: Path) -> tuple[dict[str, Any], bytes]:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}.") from None
+
+
+Table = dict[str, Any]
+Files = list[tuple[Path, bytes]]
+
+
+def include_target(at: str, name: str, here: Path, chain: tuple[Path, ...]) -> Path:
+    """The file ``include = NAME`` of ``here`` names (``at``: where, for errors): no cycle, and there."""
+    target = (here.parent / Path(name).expanduser()).resolve()
+    if target in chain or target == here:
+        raise ConfigError(f"{at}: include '{name}' makes a cycle: {' -> '.join(str(p) for p in (*chain, here, target))}.")
+    if not target.is_file():
+        raise ConfigError(f"{at}: include '{name}': no such file ({target}; include paths are relative to "
+                          "the including file).")
+    return target
+
+
+def read_with_includes(path: Path, merge: Callable[[Table, Table], Table], read: Files, chain: tuple[Path, ...] = (),
+                       finish: Callable[[Path, Path, Table, tuple[Path, ...], Files], Table] | None = None) -> Table:
+    """The table of the config file ``path`` merged (by ``merge``: the override rule of
+    :func:`ragsift.plugin.merge_spec`) over the files its ``include = NAME`` (or a list) names, relative
+    paths anchored in each file's folder. ``read`` gets (path, bytes) of every file read, in reading
+    order; ``chain``: the files including this one (cycle check); ``finish(path, resolved path,
+    merged table, chain, read)``, when given, completes each file's table (run configs resolve their
+    compressor tables' own includes there)."""
+    here = path.resolve()
+    raw, data = read_toml_file(path)
+    raw = anchor_paths(raw, here.parent)  # relative paths: this file's folder first
+    read.append((here if chain else path, data))
+    includes = raw.pop("include", [])
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) and i.strip() for i in includes):
+        raise ConfigError(f"{path}: include must be a file name or a list of file names (relative to this file); "
+                          f"got {includes!r}.")
+    merged: Table = {}
+    for name in includes:
+        target = include_target(str(path), name, here, chain)
+        merged = merge(merged, read_with_includes(target, merge, read, (*chain, here), finish))
+    merged = merge(merged, raw)
+    return merged if finish is None else finish(path, here, merged, chain, read)

@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragsift.config_files import REPOSITORY, find_config_file
+from ragsift.config_files import REPOSITORY, find_config_file, read_with_includes
 from ragsift.errors import ConfigError
-from ragsift.plugin import format_validation_error
+from ragsift.plugin import format_validation_error, merge_spec
 
 __all__ = ["TrainConfig", "TrainData", "TrainSettings", "load_train_config", "resolve_path", "REPOSITORY"]
 
@@ -82,10 +82,9 @@ def resolve_path(path: str | Path) -> Path:
 
 
 def load_train_config(name_or_path: str | Path) -> TrainConfig:
-    from ragsift.config import read_config_table
-
     path = find_config_file(name_or_path, "train", "training config")
-    raw, files = read_config_table(path)
+    files: list[tuple[Path, bytes]] = []
+    raw = read_with_includes(path, lambda base, over: merge_spec(base, over, deep=True), files)
     try:
         return TrainConfig(**raw, source=str(path), included=[str(p) for p, _ in files[1:]])
     except ValidationError as exc:
