@@ -16,7 +16,6 @@ own top 3 (w = 0) and the 5 documents (the bound). Development questions only
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,7 @@ WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 def reranked(record: dict[str, Any], w: float) -> list[int]:
     """The 5 kept documents, best first by the blend (ties: the ranker's order)."""
-    info = record["info"]
-    info = ast.literal_eval(info) if isinstance(info, str) else info
-    docs = [(d["doc"], d["score"]) for d in info["coarse"]["documents"]]
+    docs = [(d["doc"], d["score"]) for d in record["info"]["coarse"]["documents"]]
     best: dict[int, float] = {}
     for s in record["sentences"]:
         if s["score"] is not None:

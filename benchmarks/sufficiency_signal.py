@@ -50,12 +50,10 @@ TOKEN_BAR = 0.35
 
 
 def auc(scores: list[float], positive: list[bool]) -> float:
-    """P(a positive scores above a negative), ties half."""
-    s, p = np.asarray(scores, dtype=float), np.asarray(positive, dtype=bool)
-    pos, neg = s[p], s[~p]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    return float((pos[:, None] > neg[None, :]).mean() + (pos[:, None] == neg[None, :]).mean() / 2)
+    """ROC-AUC (NaN when every question has the same label)."""
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(positive, scores)) if len(set(positive)) == 2 else float("nan")
 
 
 def measure(judge_model: str, limit: int | None) -> list[dict[str, Any]]:
