@@ -87,3 +87,12 @@ def test_the_160_question_readout_config_is_the_80_question_one_but_for_limit_an
     assert (large.trainer, large.labeler, large.data.train) == (small.trainer, small.labeler, small.data.train)
     assert (small.data.limit, large.data.limit) == (80, 160)
     assert large.training.output == "models/exit-readout-qwen0.5b-160"
+
+
+def test_the_1_5b_readout_config_is_the_0_5b_recipe_on_the_readers_model():
+    small, large = load_train_config("exit-readout-qwen0.5b"), load_train_config("exit-readout-qwen1.5b-160")
+    assert large.included and Path(large.included[0]).name == "exit-readout-qwen0.5b.toml"
+    assert {**large.trainer, "base_model": small.trainer["base_model"]} == small.trainer
+    assert large.trainer["base_model"] == "split:qwen2.5-coder-1.5b-instruct"  # the main job's reader model
+    assert (large.labeler, large.data.train, large.data.limit) == (small.labeler, small.data.train, 160)
+    assert large.training.output == "models/exit-readout-qwen1.5b-160"
