@@ -25,9 +25,9 @@ REPO = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(p.parent for p in (REPO / "models").glob("*/card.json"))
 
 
-def test_there_are_seven_shipped_models():
+def test_there_are_eight_shipped_models():
     assert [p.name for p in SHIPPED] == ["bridge-documents", "ecorag-judge", "ecorag-trained", "exit-readout-qwen0.5b",
-                                         "exit-readout-qwen0.5b-160", "exit-trained", "fusion-trained"]
+                                         "exit-readout-qwen0.5b-160", "exit-readout-qwen1.5b-160", "exit-trained", "fusion-trained"]
 
 
 @pytest.mark.parametrize("folder", SHIPPED, ids=[p.name for p in SHIPPED])
