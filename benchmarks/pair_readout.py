@@ -36,11 +36,14 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# the pair cross-encoder's texts and figures (this script's folder is on sys.path when it runs)
+from pair_cross_encoder import doc_text, figures, lead_text
 
 from ragsift.datasets import load_examples
 from ragsift.datasets.holdout import refuse_evaluation_data
@@ -63,16 +66,6 @@ KEPT_TOKENS, LEAD_TOKENS = 400, 48
 HEAD = ("<|im_start|>system\nYou help answer multi-hop questions.<|im_end|>\n<|im_start|>user\nQuestion: ",
         "\n\nDocument A: ", "\n\nDocument B: ")
 TAIL = "\n\nIs document B needed too? Answer Yes or No.<|im_end|>\n<|im_start|>assistant\n"
-
-
-def doc_text(d: Document) -> str:
-    return f"{d.title}: {d.text}" if d.title else d.text
-
-
-def lead_text(d: Document) -> str:
-    """A candidate's title and first sentence (who or what it is about)."""
-    text = d.text[: d.sentence_spans[0][1]] if d.sentence_spans else d.text[:300]
-    return f"{d.title}: {text}" if d.title else text
 
 
 class PairFeatures:
@@ -188,18 +181,6 @@ def greedy(record: dict[str, Any], ranker: BridgeDocumentModel, w: float, mixed:
             row = record["readout"](doc)
             pair = row if pair is None else np.maximum(pair, row)
     return order
-
-
-def figures(records: list[dict[str, Any]], order_of: Callable[[dict[str, Any]], list[int]]) -> dict[str, float]:
-    hits = {k: 0 for k in (2, 3, 4)}
-    answer = 0
-    for r in records:
-        order = order_of(r)
-        for k in hits:
-            hits[k] += r["gold"] <= set(order[:k])
-        answer += any(r["answer"][j] for j in order[:3])
-    n = len(records)
-    return {**{f"both gold top {k}": round(100 * v / n, 1) for k, v in hits.items()}, "answer in top 3": round(100 * answer / n, 1)}
 
 
 def main() -> None:
