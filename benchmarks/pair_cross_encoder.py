@@ -141,11 +141,19 @@ def question_records(examples: list[Example], folder: Path, max_length: int) -> 
                                max_length=max_length, padding=True, return_tensors="pt")
             with torch.inference_mode():
                 logits[kept, others] = pair_model(**inputs).logits[:, 0].numpy()
-        out.append({"gold": gold_documents(e), "first_hop": ctx.first_hop, "logits": logits,
-                    "p1": ranker.ensemble.probability(ranker.features.rows(ctx, range(n), None)),
-                    "hop": [ranker.features.second_hop(ctx, k) for k in range(n)],
-                    "answer": [any(contains_answer(f"{d.title} {d.text}", a) for a in e.answers) for d in e.documents]})
+        out.append({**ranker_record(e, ctx, ranker), "logits": logits})
     return out
+
+
+def ranker_record(example: Example, ctx: Any, ranker: BridgeDocumentModel) -> dict[str, Any]:
+    """What the greedy orders and their figures read of one question: its gold documents, the
+    ranker's first-hop rows and probabilities, its second-hop rows given each document, and which
+    documents hold a gold answer string."""
+    n = ctx.n_docs
+    return {"gold": gold_documents(example), "first_hop": ctx.first_hop,
+            "p1": ranker.ensemble.probability(ranker.features.rows(ctx, range(n), None)),
+            "hop": [ranker.features.second_hop(ctx, k) for k in range(n)],
+            "answer": [any(contains_answer(f"{d.title} {d.text}", a) for a in example.answers) for d in example.documents]}
 
 
 def greedy(record: dict[str, Any], ranker: BridgeDocumentModel, mix: Callable[[np.ndarray, np.ndarray], np.ndarray] | None,

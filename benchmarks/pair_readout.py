@@ -8,8 +8,8 @@ LM is out of reach on these 2 cores; a frozen LM with a trained linear readout i
 readout on the same models found evidence far better than BM25 (BENCHMARKS, issue 28). Here:
 
 1. The prompt, in Qwen's chat format: the question, the kept document whole ("Document A"), then
-   the candidate's title and first sentence ("Document B") and the question whether B holds a
-   fact that, with A, answers the question. The question and A are a prefix shared by every
+   the candidate's title and first sentence ("Document B") and the question whether B is needed
+   too. The question and A are a prefix shared by every
    candidate: llama.cpp evaluates it once and each candidate after it (the KV cache cut back
    between candidates), in embedding mode, and the final hidden state at the prompt's last
    position is the feature vector (Qwen2.5-Coder-0.5B-Instruct Q4_K_M by default: 896 values).
@@ -20,8 +20,8 @@ readout on the same models found evidence far better than BM25 (BENCHMARKS, issu
 3. Every development question (``data/training/hotpotqa-dev-pool.json``): the shipped ranker's
    greedy order, and the greedy order with its second-hop probability mixed with the readout's,
    ``(1 - w) * p + w * readout`` (the maximum over the kept documents). Reported: both gold
-   documents in the top 2 / 3 / 4, a gold answer string in the top 3, and the seconds a question
-   costs.
+   documents in the top 2 / 3 / 4, a gold answer string in the top 3, and the CPU seconds of the
+   readout per question.
 
 The evaluation file is never read (refused by content). Features are cached in ``--work`` so that
 a stopped run continues.
@@ -46,12 +46,11 @@ from typing import Any
 import numpy as np
 
 # the pair cross-encoder's texts and figures (this script's folder is on sys.path when it runs)
-from pair_cross_encoder import doc_text, figures, lead_text
+from pair_cross_encoder import doc_text, figures, lead_text, ranker_record
 
 from ragsift.datasets import load_examples
 from ragsift.datasets.holdout import refuse_evaluation_data
 from ragsift.lm.llamacpp_model import gguf_path, import_llama_cpp
-from ragsift.metrics.normalize import contains_answer
 from ragsift.models import OFFLINE_QWEN_0_5B
 from ragsift.registry import build_plugin
 from ragsift.scorers.bridge_documents import BridgeDocumentModel
@@ -131,35 +130,35 @@ def training_rows(examples: list[Example], features: PairFeatures, cache: Path) 
     return np.concatenate([done[f"x/{k}"] for k in keys]), np.concatenate([done[f"y/{k}"] for k in keys])
 
 
+class ReadoutRows:
+    """The readout's probability of every document given a kept one, computed on first use and
+    kept (the greedy orders of every weight share them), with the CPU seconds they took."""
+
+    def __init__(self, example: Example, features: PairFeatures, weight: np.ndarray, bias: float) -> None:
+        self.example, self.features, self.weight, self.bias = example, features, weight, bias
+        self.rows: dict[int, np.ndarray] = {}
+        self.seconds = 0.0
+
+    def __call__(self, kept: int) -> np.ndarray:
+        if kept not in self.rows:
+            e, n = self.example, len(self.example.documents)
+            others = [j for j in range(n) if j != kept]
+            started = time.process_time()
+            logits = self.features.rows(e.question, e.documents[kept], [e.documents[j] for j in others]) @ self.weight + self.bias
+            row = np.zeros(n)
+            row[others] = 1 / (1 + np.exp(-logits))
+            self.rows[kept] = row
+            self.seconds += time.process_time() - started
+        return self.rows[kept]
+
+
 def question_records(examples: list[Example], features: PairFeatures, weight: np.ndarray, bias: float,
                      ranker: BridgeDocumentModel) -> list[dict[str, Any]]:
-    """Per development question: the ranker's first-hop rows and probabilities, its second-hop rows
-    given each document, and a function giving the readout's probabilities given a kept document."""
+    """Per development question: what the pair cross-encoder's greedy reads of the ranker
+    (``ranker_record``) and the readout's rows (:class:`ReadoutRows`)."""
     splitter = build_plugin("splitter", {"name": "presplit", "fallback": "sentencizer"}, "pair_readout")
-    out = []
-    for e in examples:
-        ctx = ranker.features.context(e, splitter.split_all(e.documents))
-        n = ctx.n_docs
-        memo: dict[int, np.ndarray] = {}
-        seconds = [0.0]
-
-        def readout(kept: int, e: Example = e, n: int = n, memo: dict[int, np.ndarray] = memo,
-                    seconds: list[float] = seconds) -> np.ndarray:
-            if kept not in memo:
-                others = [j for j in range(n) if j != kept]
-                started = time.process_time()
-                logits = features.rows(e.question, e.documents[kept], [e.documents[j] for j in others]) @ weight + bias
-                row = np.zeros(n)
-                row[others] = 1 / (1 + np.exp(-logits))
-                memo[kept] = row
-                seconds[0] += time.process_time() - started
-            return memo[kept]
-
-        out.append({"gold": gold_documents(e), "first_hop": ctx.first_hop, "readout": readout, "memo": memo, "seconds": seconds,
-                    "p1": ranker.ensemble.probability(ranker.features.rows(ctx, range(n), None)),
-                    "hop": [ranker.features.second_hop(ctx, k) for k in range(n)],
-                    "answer": [any(contains_answer(f"{d.title} {d.text}", a) for a in e.answers) for d in e.documents]})
-    return out
+    return [{**ranker_record(e, ranker.features.context(e, splitter.split_all(e.documents)), ranker),
+             "readout": ReadoutRows(e, features, weight, bias)} for e in examples]
 
 
 def greedy(record: dict[str, Any], ranker: BridgeDocumentModel, w: float, mixed: int = 2) -> list[int]:
@@ -188,7 +187,7 @@ def greedy(record: dict[str, Any], ranker: BridgeDocumentModel, w: float, mixed:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--work", type=Path, required=True, help="folder for the cached features and the readout")
+    parser.add_argument("--work", type=Path, required=True, help="folder for the cached training features")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--model", default=OFFLINE_QWEN_0_5B, help="a GGUF model spec (default: the 0.5B)")
     parser.add_argument("--train", type=int, default=150, help="training questions (the pool's first N)")
@@ -214,8 +213,8 @@ def main() -> None:
     for mixed in (1, 2):
         for w in WEIGHTS:
             rows[f"readout of {mixed} pick(s), w={w}"] = figures(records, lambda r, w=w, m=mixed: greedy(r, ranker, w, m))
-    readout_cpu = sum(r["seconds"][0] for r in records)
-    rows_per_question = float(np.mean([len(r["memo"]) for r in records]))
+    readout_cpu = sum(r["readout"].seconds for r in records)
+    rows_per_question = float(np.mean([len(r["readout"].rows) for r in records]))
     for name, values in rows.items():
         print(f"{name:28s} " + "  ".join(f"{k} {v:5.1f}" for k, v in values.items()))
     print(f"readout: {rows_per_question:.2f} kept documents read per question (all weights together), "
