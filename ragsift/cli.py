@@ -237,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=positive_int, help="only the first N examples")
     p.set_defaults(func=_cmd_label)
 
+    from ragsift.calibration.command import add_calibrate_command
     from ragsift.evaluation.report.command import add_report_command
     from ragsift.evaluation.run.command import add_evaluate_command, add_merge_command
     from ragsift.evaluation.run.tune_command import add_tune_command
@@ -247,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_merge_command(sub)
     add_report_command(sub)
     add_tune_command(sub)
+    add_calibrate_command(sub)
     add_train_command(sub)
     add_serve_command(sub)
     return parser

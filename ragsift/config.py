@@ -73,6 +73,7 @@ class RunConfig(BaseModel):
     #: the record of ``ragsift tune`` in a frozen config (rule, development questions, the sweep's
     #: table); evaluation reads nothing from it (:mod:`ragsift.evaluation.run.tune`)
     tuned: dict[str, Any] | None = None
+    calibrated: dict[str, Any] | None = None  # the record of 'ragsift calibrate' (ragsift.calibration.calibrate)
     source: str = ""
     #: (path, bytes) of every file read to make this config: the file itself, then each included
     #: one in reading order (empty for a config made from a table)

@@ -8,6 +8,7 @@ from ragsift.hookspecs import Register, hookimpl
 @hookimpl
 def register_selectors(register: Register) -> None:
     from ragsift.selectors.all import AllSelector
+    from ragsift.selectors.conformal import ConformalSelector
     from ragsift.selectors.documents import TopDocumentsSelector
     from ragsift.selectors.percentile import PercentileSelector
     from ragsift.selectors.rate import RateSelector
@@ -24,3 +25,4 @@ def register_selectors(register: Register) -> None:
     register("percentile", PercentileSelector)
     register("rate", RateSelector)
     register("top-documents", TopDocumentsSelector)
+    register("conformal", ConformalSelector)
