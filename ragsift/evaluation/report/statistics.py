@@ -10,6 +10,9 @@
   never 0 (its smallest value is ``1 / (1 + B)``); B is ``samples``, extended up to
   ``max_patterns`` while fewer than :data:`RESOLVED_COUNT` patterns are extreme (the summary sets
   ``max_patterns`` so that Holm's correction over its whole family can go below 0.05).
+- Both take ``strata`` (a stratum label per value or pair, e.g. the dataset of each question of
+  a suite): the bootstrap then resamples within each stratum, keeping each stratum's size, and the
+  pooled mean weights every value once (see :func:`stratified_indices`).
 - :func:`holm_adjust`: Holm's step-down adjustment of a family of p-values.
 - :func:`mcnemar_exact`: the exact McNemar test of two paired binary (0/1) outcomes.
 
@@ -28,7 +31,7 @@ import numpy as np
 
 __all__ = [
     "EXACT_MAX_PAIRS", "RESOLVED_COUNT", "Interval", "PairedComparison", "bootstrap_ci", "paired_comparison", "derive_seed",
-    "holm_adjust", "mcnemar_exact", "discordant_pairs",
+    "holm_adjust", "mcnemar_exact", "discordant_pairs", "stratum_positions",
 ]
 
 #: the sign-flip test enumerates all 2**n sign patterns up to this many pairs (65,536 patterns)
@@ -96,13 +99,33 @@ def _check_settings(confidence: float, samples: int) -> None:
         raise ValueError(f"samples must be at least 1; got {samples}")
 
 
-def _bootstrap_means(values: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``samples`` resamples of ``values``, each drawing n indices from 0..n-1."""
+def stratum_positions(strata: Sequence[Any] | None, n: int) -> list[np.ndarray]:
+    """The positions of each stratum, strata in sorted order of their labels (one stratum of all n
+    positions when ``strata`` is None). Labels are compared as given (str(label) sorts them)."""
+    if strata is None:
+        return [np.arange(n)]
+    labels = [str(s) for s in strata]
+    if len(labels) != n:
+        raise ValueError(f"strata needs one label per value; got {len(labels)} labels for {n} values")
+    array = np.asarray(labels, dtype=object)
+    return [np.flatnonzero(array == name) for name in sorted(set(labels))]
+
+
+def _bootstrap_means(values: np.ndarray, samples: int, rng: np.random.Generator,
+                     strata: Sequence[np.ndarray] | None = None) -> np.ndarray:
+    """Means of ``samples`` resamples of ``values``. Each resample draws, for every stratum in
+    turn, as many positions of that stratum as it has (with replacement), and takes the mean of
+    all n drawn values: the pooled mean of a stratified resample, every value weighted once.
+    Without strata (or with one stratum of all positions in order) it draws n indices from
+    0..n-1, the same draws and the same means bit for bit."""
     n = len(values)
+    groups = list(strata) if strata is not None else [np.arange(n)]
     means = np.empty(samples)
     for start in range(0, samples, _CHUNK):
         size = min(_CHUNK, samples - start)
-        idx = rng.integers(0, n, size=(size, n))
+        # per stratum k with positions P_k: P_k[draws in 0..n_k-1]; the blocks side by side hold n
+        # indices per resample (each stratum keeps its size)
+        idx = np.concatenate([g[rng.integers(0, len(g), size=(size, len(g)))] for g in groups], axis=1)
         means[start : start + size] = values[idx].mean(axis=1)
     return means
 
@@ -116,20 +139,26 @@ def _percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, f
 
 
 def bootstrap_ci(
-    values: Sequence[float] | np.ndarray, samples: int = 1000, confidence: float = 0.95, seed: int | Sequence[int] = 0
+    values: Sequence[float] | np.ndarray, samples: int = 1000, confidence: float = 0.95, seed: int | Sequence[int] = 0,
+    strata: Sequence[Any] | None = None,
 ) -> Interval:
     """The mean of ``values`` with a percentile-bootstrap confidence interval.
 
+    ``strata``: a stratum label per value (e.g. each question's dataset). The mean is still the
+    mean of all values (every value weighted once); the bootstrap resamples within each stratum,
+    keeping its size, so the interval reflects only the variation within strata (the strata's
+    sizes are fixed by design, not drawn). One stratum gives the unstratified result exactly.
     One value, or values that are all equal, give the point interval ``[mean, mean]``."""
     _check_settings(confidence, samples)
     array = _as_array(values)
     n = len(array)
     if n == 0:
         raise ValueError("bootstrap_ci needs at least one value")
+    groups = stratum_positions(strata, n)
     mean = float(array.mean())
     if n == 1 or np.all(array == array[0]):
         return Interval(mean, mean, mean, n, confidence)
-    low, high = _percentile_interval(_bootstrap_means(array, samples, np.random.default_rng(seed)), confidence)
+    low, high = _percentile_interval(_bootstrap_means(array, samples, np.random.default_rng(seed), groups), confidence)
     return Interval(mean, low, high, n, confidence)
 
 
@@ -164,6 +193,7 @@ def paired_comparison(
     confidence: float = 0.95,
     seed: int | Sequence[int] = 0,
     max_patterns: int = 0,
+    strata: Sequence[Any] | None = None,
 ) -> PairedComparison:
     """Compare paired values (``values[i]`` and ``baseline[i]`` come from the same example):
     is the mean of ``values - baseline`` different from 0?
@@ -172,7 +202,15 @@ def paired_comparison(
     percentile bootstrap of the mean difference (``samples`` resamples of the pairs); the
     p-value is the two-sided sign-flip test (exact up to :data:`EXACT_MAX_PAIRS` pairs; above
     that from ``samples`` random sign patterns, or up to ``max_patterns`` when the p-value is
-    too small for ``samples`` to resolve, see :func:`_sampled_sign_flip`)."""
+    too small for ``samples`` to resolve, see :func:`_sampled_sign_flip`).
+
+    ``strata``: a stratum label per pair (e.g. the dataset of each question of a suite). The mean
+    difference is the mean over all pairs (every question weighted once); the bootstrap resamples
+    pairs within each stratum, keeping each stratum's size; the sign-flip test flips signs within
+    strata. Flipping each pair's sign independently is the same whether the pairs are grouped or
+    not (the group of sign patterns within strata is the group of all sign patterns), so the test
+    and its exact p-value are the unstratified ones; only the random stream differs, since the
+    stratified bootstrap draws first. One stratum gives the unstratified result bit for bit."""
     _check_settings(confidence, samples)
     a, b = _as_array(values), _as_array(baseline)
     if a.shape != b.shape:
@@ -181,6 +219,7 @@ def paired_comparison(
         raise ValueError("paired_comparison needs at least one pair")
     diff = a - b
     n = len(diff)
+    groups = stratum_positions(strata, n)
     observed = float(diff.mean())
     if np.all(diff == diff[0]):
         # no variation: the interval is the point; a constant non-zero shift reaches the observed
@@ -188,7 +227,7 @@ def paired_comparison(
         p = 1.0 if observed == 0 else min(1.0, 2.0 ** (1 - n))
         return PairedComparison(observed, observed, observed, p, n, confidence, True, 0)
     rng = np.random.default_rng(seed)
-    low, high = _percentile_interval(_bootstrap_means(diff, samples, rng), confidence)
+    low, high = _percentile_interval(_bootstrap_means(diff, samples, rng, groups), confidence)
     threshold = abs(float(diff.sum())) - _TIE_TOLERANCE * float(np.abs(diff).sum())
     if n <= EXACT_MAX_PAIRS:
         return PairedComparison(observed, low, high, _exact_sign_flip(diff, threshold), n, confidence, True, 2**n)
