@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field, StrictInt, StrictStr
 
@@ -11,7 +12,7 @@ from ragsift.datasets.file_loader import FileLoader, head_has_keys, head_starts_
 from ragsift.datasets.json_records import Record, RecordModel, iter_json_array, parse_record
 from ragsift.types import Document, EvidenceSpan, Example, make_example, sentence_spans_from_list
 
-__all__ = ["HotpotQALoader", "HotpotQARecord"]
+__all__ = ["HotpotQALoader", "HotpotQARecord", "context_example"]
 
 
 class HotpotQARecord(RecordModel):
@@ -45,6 +46,7 @@ class HotpotQALoader(FileLoader):
             head_starts_with(head, "[")
             and head_has_keys(head, "_id", "context")
             and not head_has_keys(head, "golden_answers")  # a saved FlashRAG run of HotpotQA
+            and not head_has_keys(head, "evidences")  # 2WikiMultihopQA (its own loader)
         )
 
     def read(self, path: Path) -> Iterator[Example]:
@@ -55,38 +57,47 @@ class HotpotQALoader(FileLoader):
     def to_example(record: Record) -> Example:
         """One HotpotQA record -> an :class:`Example`."""
         raw = parse_record(HotpotQARecord, record, "HotpotQA question")
-        documents: list[Document] = []
-        by_title: dict[str, int] = {}
-        for title, sentences in raw.context:
-            text, spans = sentence_spans_from_list(sentences)
-            by_title.setdefault(title, len(documents))
-            documents.append(Document(title=title, text=text, id=title, sentence_spans=spans))
-        has_labels = isinstance(record.value, dict) and "supporting_facts" in record.value
-        evidence: list[EvidenceSpan] = []
-        dropped: list[tuple[str, int]] = []
-        for title, sent_id in raw.supporting_facts:
-            doc_index = by_title.get(title)
-            doc_spans = documents[doc_index].sentence_spans if doc_index is not None else None
-            if (doc_index is None or doc_spans is None or not 0 <= sent_id < len(doc_spans)
-                    or doc_spans[sent_id][0] == doc_spans[sent_id][1]):  # no such sentence, or an empty one: nothing to select
-                dropped.append((title, sent_id))
-                continue
-            span = EvidenceSpan(doc_index, *doc_spans[sent_id])
-            if span not in evidence:
-                evidence.append(span)
-        metadata = {
-            "type": raw.type,
-            "level": raw.level,
-            "supporting_facts": [list(sf) for sf in raw.supporting_facts],
-            "dropped_supporting_facts": len(dropped),
-        }
-        if dropped:
-            metadata["dropped"] = [list(sf) for sf in dropped]
-        return make_example(
-            id=raw.id,
-            question=raw.question,
-            answers=(raw.answer,) if raw.answer else (),
-            documents=tuple(documents),
-            evidence=tuple(evidence) if has_labels else None,
-            metadata=metadata,
-        )
+        return context_example(raw.id, raw.question, (raw.answer,) if raw.answer else (), raw.context,
+                               raw.supporting_facts, has_labels=isinstance(record.value, dict) and "supporting_facts" in record.value,
+                               metadata={"type": raw.type, "level": raw.level})
+
+
+def context_example(id: str, question: str, answers: tuple[str, ...], context: Sequence[tuple[str, Sequence[str]]],
+                    supporting_facts: Sequence[tuple[str, int]], *, has_labels: bool,
+                    metadata: Mapping[str, Any]) -> Example:
+    """An :class:`Example` from HotpotQA's shape (shared by HotpotQA and 2WikiMultihopQA): a
+    ``context`` of ``(title, sentences)`` paragraphs and ``[title, sentence index]`` supporting
+    facts (rules: :class:`HotpotQALoader`). ``metadata`` is extended with the supporting facts."""
+    documents: list[Document] = []
+    by_title: dict[str, int] = {}
+    for title, sentences in context:
+        text, spans = sentence_spans_from_list(sentences)
+        by_title.setdefault(title, len(documents))
+        documents.append(Document(title=title, text=text, id=title, sentence_spans=spans))
+    evidence: list[EvidenceSpan] = []
+    dropped: list[tuple[str, int]] = []
+    for title, sent_id in supporting_facts:
+        doc_index = by_title.get(title)
+        doc_spans = documents[doc_index].sentence_spans if doc_index is not None else None
+        if (doc_index is None or doc_spans is None or not 0 <= sent_id < len(doc_spans)
+                or doc_spans[sent_id][0] == doc_spans[sent_id][1]):  # no such sentence, or an empty one: nothing to select
+            dropped.append((title, sent_id))
+            continue
+        span = EvidenceSpan(doc_index, *doc_spans[sent_id])
+        if span not in evidence:
+            evidence.append(span)
+    meta = {
+        **metadata,
+        "supporting_facts": [list(sf) for sf in supporting_facts],
+        "dropped_supporting_facts": len(dropped),
+    }
+    if dropped:
+        meta["dropped"] = [list(sf) for sf in dropped]
+    return make_example(
+        id=id,
+        question=question,
+        answers=answers,
+        documents=tuple(documents),
+        evidence=tuple(evidence) if has_labels else None,
+        metadata=meta,
+    )

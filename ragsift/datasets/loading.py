@@ -1,5 +1,6 @@
 """Loading examples from a file by format name, or by detecting the format; which file and
-format a run reads (:func:`resolve_data`)."""
+format a run reads (:func:`resolve_data`: a file, or a named dataset of
+:mod:`ragsift.datasets.catalogue`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragsift.datasets.catalogue import CATALOGUE, NamedDataset, named_dataset
 from ragsift.datasets.file_loader import check_input_file
-from ragsift.errors import DataFormatError
+from ragsift.errors import ConfigError, DataFormatError
+from ragsift.provenance import sha256_file
 from ragsift.registry import get_registry
+from ragsift.suggestions import did_you_mean
 from ragsift.types import Example
 
-__all__ = ["BUNDLED_SAMPLE", "DataSource", "bundled_sample_path", "detect_format", "load_examples", "resolve_data"]
+__all__ = ["BUNDLED_SAMPLE", "DataSource", "bundled_sample_path", "detect_format", "load_examples", "named_source",
+           "resolve_data"]
 
 #: the evaluation sample shipped inside the package (100 HotpotQA dev questions)
 BUNDLED_SAMPLE = "hotpotqa-dev-sf100.json"
@@ -80,14 +85,38 @@ def load_examples(
 
 @dataclass(frozen=True)
 class DataSource:
-    """A file, the loader that reads it (None: detected) and the loader's params."""
+    """A file, the loader that reads it (None: detected) and the loader's params; ``name`` is the
+    named dataset the file is (``ragsift datasets``), None for a file given by its path."""
 
     path: Path
     format: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
 
     def load(self, limit: int | None = None) -> Iterator[Example]:
         return load_examples(self.path, self.format, limit, self.params)
+
+    def sha256(self) -> str:
+        """The SHA-256 of the file (a named dataset's is the one its catalogue entry records)."""
+        return sha256_file(self.path)
+
+    @property
+    def dataset(self) -> NamedDataset | None:
+        """The catalogue entry of a named dataset (its role, labels, source, licence), else None."""
+        return None if self.name is None else named_dataset(self.name)
+
+
+def named_source(name: str, format: str | None = None, params: Mapping[str, Any] | None = None) -> DataSource:
+    """What a run reads for the named dataset ``name``: its file and loader (``format`` overrides
+    the loader); a ConfigError listing the named datasets for an unknown name."""
+    found = named_dataset(name)
+    return DataSource(found.path(), format or found.format, dict(params or {}), name=found.name)
+
+
+def _looks_like_a_name(text: str) -> bool:
+    """A string with no folder and no file extension: what a named dataset looks like."""
+    path = Path(text)
+    return len(path.parts) == 1 and not path.suffix and not text.startswith(("~", "."))
 
 
 def resolve_data(dataset: Mapping[str, Any] | None, source: str | Path | None = None,
@@ -98,15 +127,30 @@ def resolve_data(dataset: Mapping[str, Any] | None, source: str | Path | None = 
     ``format``, else the table's ``name``, else detected (the bundled sample: ``hotpotqa``), with
     the table's other keys as its params; when ``source`` is another file than the table's path,
     the table does not describe it, so its format is detected and its params are not used.
+
+    ``source`` (or the table's ``path``) may name a dataset of the catalogue (``hotpotqa-eval``,
+    ``ragsift datasets``): a file that exists wins, else the named dataset (read by its own loader
+    unless ``format`` names another), else the file as given (loading it says it is missing; a
+    name-like string that names no dataset is refused here, listing the named datasets).
     """
     spec = dict(dataset or {})
     name, path = spec.pop("name", None), spec.pop("path", None)
     if source is not None and format is None and path is not None and Path(source) != Path(path):
         name, spec = None, {}
-    if source is None and path is not None:  # a config's path: relative to its file (anchored), cwd, shipped data
+    from_table = source is None and path is not None
+    if from_table:  # a config's path: relative to its file (anchored), cwd, shipped data
         from ragsift.models import resolve_local_path
 
         source = resolve_local_path(Path(path).expanduser())
     if source is None:
         return DataSource(bundled_sample_path(), format or name or "hotpotqa", spec)
-    return DataSource(Path(source).expanduser(), format or name, spec)
+    chosen = Path(source).expanduser()
+    text = str(source)
+    if not chosen.exists() and text in CATALOGUE:
+        if from_table:  # the table describes this name: its loader name and params apply
+            return named_source(text, format or name, spec)
+        return named_source(text, format)
+    if not chosen.exists() and _looks_like_a_name(text):
+        raise ConfigError(f"'{text}' is neither a file nor a named dataset. Named datasets: {', '.join(CATALOGUE)} "
+                          f"(see 'ragsift datasets'); or give the path of a data file.{did_you_mean(text, CATALOGUE)}")
+    return DataSource(chosen, format or name, spec)

@@ -21,11 +21,12 @@ from ragsift.errors import RagsiftError
 from ragsift.registry import get_registry
 
 DATA = Path(__file__).parents[1] / "data"
+SHIPPED = Path(__file__).parents[2] / "ragsift" / "data"
 DEEP, HUGE = "@@DEEP@@", "@@HUGE@@"  # replaced in the JSON text: json.dumps cannot write either
 
 
-def _first_record(name: str) -> Any:
-    path = DATA / name
+def _first_record(name: str, folder: Path = DATA) -> Any:
+    path = folder / name
     if path.suffix == ".jsonl":
         return json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     value = json.loads(path.read_text(encoding="utf-8"))
@@ -49,6 +50,8 @@ TEMPLATES: dict[str, tuple[str, Any]] = {
     "dpr": ("array", _trim(_first_record("dpr-nq-dev-sample.json"))),
     "retrieval": ("jsonl", _trim(_first_record("retrieval-hotpotqa-dev5.jsonl"))),
     "flashrag": ("jsonl", _trim(_first_record("flashrag-hotpotqa-dev5.jsonl"))),
+    "2wiki": ("array", _trim(_first_record("2wiki-dev40.json", SHIPPED))),
+    "musique": ("jsonl", _trim(_first_record("musique-ans-dev50.jsonl", SHIPPED))),
 }
 
 

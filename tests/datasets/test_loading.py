@@ -21,6 +21,13 @@ FORMATS = {
     "retrieval-nq-dev3.json": "retrieval",
     "retrieval-hotpotqa-dev5.jsonl": "retrieval",
     "flashrag-hotpotqa-dev5.jsonl": "flashrag",
+    # the shipped data (ragsift/data/): HotpotQA and 2Wiki files told apart by 2Wiki's "evidences"
+    "../../ragsift/data/hotpotqa-dev-eval151.json": "hotpotqa",
+    "../../ragsift/data/hotpotqa-dev-eval251.json": "hotpotqa",
+    "../../ragsift/data/2wiki-dev40.json": "2wiki",
+    "../../ragsift/data/2wiki-eval123.json": "2wiki",
+    "../../ragsift/data/musique-ans-dev50.jsonl": "musique",
+    "../../ragsift/data/musique-ans-eval150.jsonl": "musique",
 }
 
 
