@@ -14,8 +14,9 @@ document's score is at most just below the previous one's), so ``top-documents``
 keeps exactly the greedy first ``D`` documents under any aggregate, and a threshold keeps a
 greedy prefix. It is the coarse stage of a ``cascade`` that keeps whole documents.
 
-The model folder holds ``bridge-documents.json``: the feature recipe (component scorer specs,
-feature names) and the boosted tree ensemble as JSON arrays (no pickle).
+The model folder holds ``bridge-documents.json``: the feature recipe (the names of its component
+features, from a closed vocabulary: :mod:`ragsift.scorers.feature_components`; the feature names)
+and the boosted tree ensemble as JSON arrays (no pickle).
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ import numpy as np
 from pydantic import Field
 
 from ragsift.errors import ConfigError
-from ragsift.plugin import Params
 from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
-from ragsift.scorers.json_model import JsonModelScorer, read_model_json, write_model_json
+from ragsift.scorers.feature_components import check_model_keys, component_specs
+from ragsift.scorers.json_model import JsonModelParams, JsonModelScorer, read_model_json, write_model_json
 from ragsift.scorers.next_hop import NextHopNamer, name_match
 from ragsift.scorers.tree_ensemble import TreeEnsemble
 from ragsift.types import Example, Sentence
@@ -39,7 +40,8 @@ __all__ = ["BridgeDocumentScorer", "BridgeDocumentModel", "MODEL_FILE", "greedy_
 
 MODEL_FILE = "bridge-documents.json"
 FORMAT = "ragsift-bridge-documents"
-FORMAT_VERSION = 1
+#: 2: components named by feature name (version 1 held plugin specs; refused)
+FORMAT_VERSION = 2
 
 #: (match of every document to the next hop named given the first pick, its weight)
 NextHop = tuple[Callable[[int], np.ndarray], float]
@@ -92,18 +94,24 @@ class BridgeDocumentModel:
         self.ensemble = ensemble
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": FORMAT_VERSION, "scorers": self.features.scorer_specs,
+        # names only: the specs behind them stay in ragsift's table or the user's config
+        return {"format": FORMAT, "version": FORMAT_VERSION, "scorers": list(self.features.scorer_specs),
                 "feature_names": self.features.names, "model": self.ensemble.to_json()}
 
     def save(self, folder: str | Path) -> Path:
         return write_model_json(folder, MODEL_FILE, self.to_json())
 
     @classmethod
-    def load(cls, location: str | Path) -> BridgeDocumentModel:
-        path, data = read_model_json(location, MODEL_FILE, FORMAT, FORMAT_VERSION, "BridgeDocumentScorer",
+    def load(cls, location: str | Path, components: Mapping[str, Mapping[str, Any]] | None = None) -> BridgeDocumentModel:
+        """The model of ``location``; its feature names resolved by ragsift's table and the
+        user's ``components`` (anything else in the file is refused, naming it)."""
+        owner = "BridgeDocumentScorer"
+        path, data = read_model_json(location, MODEL_FILE, FORMAT, FORMAT_VERSION, owner,
                                      "train one with 'ragsift train -c configs/train/bridge-documents.toml'")
+        check_model_keys(path, data, {"format", "version", "scorers", "feature_names", "model"})
+        scorers = component_specs(data.get("scorers"), "scorers", path, components or {}, owner)
         try:
-            return cls(data["scorers"], TreeEnsemble.from_json(data["model"]), list(data["feature_names"]))
+            return cls(scorers, TreeEnsemble.from_json(data["model"]), list(data["feature_names"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: malformed bridge-documents model ({type(exc).__name__}: {exc}).") from None
 
@@ -129,7 +137,7 @@ class BridgeDocumentModel:
         return np.array([by_doc[s.doc_index] for s in sentences], dtype=np.float64)
 
 
-class BridgeDocumentParams(Params):
+class BridgeDocumentParams(JsonModelParams):
     #: a model folder written by ``ragsift train`` (or its bridge-documents.json), ``package:PKG/PATH``,
     #: or a Hub id whose repository holds bridge-documents.json
     model: str

@@ -2,6 +2,10 @@
 ``bridge-documents``' ``bridge-documents.json``): reading and checking the file, and a scorer
 base that locates it (a file, a folder, ``package:`` or a Hub id), loads it on first use, lets
 ``config validate`` check it without loading anything else, and scores in ``[0, 1]``.
+
+A model file names its component features from a closed vocabulary
+(:mod:`ragsift.scorers.feature_components`); the specs behind the names come from ragsift's table
+or the scorer's ``components`` in the user's config, never from the file.
 """
 
 from __future__ import annotations
@@ -12,12 +16,14 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
+from pydantic import Field
 
 from ragsift.errors import ConfigError
+from ragsift.plugin import Params
 from ragsift.scorers.base import Scorer
 from ragsift.types import Example, Sentence
 
-__all__ = ["read_model_json", "write_model_json", "JsonModel", "JsonModelScorer"]
+__all__ = ["read_model_json", "write_model_json", "JsonModel", "JsonModelScorer", "JsonModelParams"]
 
 
 def read_model_json(location: str | Path, filename: str, fmt: str, version: int, owner: str,
@@ -37,7 +43,12 @@ def read_model_json(location: str | Path, filename: str, fmt: str, version: int,
     if not isinstance(data, dict) or data.get("format") != fmt:
         raise ConfigError(f"{path}: not a {fmt.removeprefix('ragsift-')} model file (format '{fmt}').")
     if data.get("version") != version:
-        raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {version}.")
+        why = ""
+        if data.get("version") == 1 and version == 2:  # version 1 named plugin specs (issue 53)
+            why = (" Version 1 named its component scorers as plugin specs, which a model file may no longer do "
+                   "(docs/threat-model.md): replace each spec by its feature name (e.g. \"scorers\": [\"bm25\"]) and set "
+                   "\"version\": 2, or train it again.")
+        raise ConfigError(f"{path}: model format version {data.get('version')!r}; this ragsift reads {version}.{why}")
     return path, data
 
 
@@ -58,10 +69,17 @@ class JsonModel(Protocol):
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray: ...
 
 
+class JsonModelParams(Params):
+    #: the model's component features beyond ragsift's own table (``bm25``, ``dual-encoder:minilm``):
+    #: feature name -> scorer spec. A model file names features; only this table (your config)
+    #: says what a name it names builds (docs/threat-model.md)
+    components: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
 class JsonModelScorer(Scorer):
     """A scorer of a model in one of ragsift's own JSON formats: subclasses name the file
-    (``model_file``) and the model class whose ``load(path)`` reads it (``model_class``); params
-    hold ``model``."""
+    (``model_file``) and the model class whose ``load(path, components)`` reads it
+    (``model_class``); params hold ``model`` and ``components``."""
 
     needs_model: ClassVar[bool] = True
     model_file: ClassVar[str]
@@ -71,9 +89,8 @@ class JsonModelScorer(Scorer):
         super().__init__(**params)
         self._model: JsonModel | None = None
 
-    @classmethod
-    def load_model(cls, path: Path) -> JsonModel:
-        return cls.model_class.load(path)
+    def load_model(self, path: Path) -> JsonModel:
+        return self.model_class.load(path, components=self.params.components)
 
     def warm_up(self) -> None:
         if self._model is None:

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ragsift.datasets.holdout import evaluation_ids, refuse_evaluation_data
 from ragsift.errors import ConfigError
 from ragsift.registry import build_plugin
 from ragsift.scorers.bridge_documents import MODEL_FILE, BridgeDocumentModel, decreasing, greedy_ranking
 from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
+from ragsift.scorers.feature_components import split_components
 from ragsift.trainers.base import DevPredictions, Trainer, TrainingJob, TrainingResult
 from ragsift.trainers.boosting import BoostingParams, fit_boosting
 from ragsift.types import Example, Sentence
@@ -69,14 +70,24 @@ def training_rows(features: BridgeFeatures, ctx: BridgeContext, gold: set[int]) 
 
 
 class BridgeDocumentTrainerParams(BoostingParams):
-    #: component sentence scorers whose best sentence per document are first-hop features: label -> spec
-    scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: component sentence scorers whose best sentence per document are first-hop features: feature
+    #: names (ragsift's ``bm25``, ``dual-encoder:minilm``, or a name of ``components``), or a
+    #: ``label -> scorer spec`` table; the model file keeps the names only
+    scorers: list[str] | dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: component features of this config's own: feature name -> scorer spec (the trained model's
+    #: scorer config must give them again as its ``components``)
+    components: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: how questions are split into sentences for the component scorers
     splitter: dict[str, Any] = Field(default_factory=lambda: {"name": "presplit", "fallback": "sentencizer"})
     steps: int = Field(200, ge=1)
     #: every feature but ``has_kept`` may only raise a document's probability as it grows (see the
     #: module docstring); false: free trees
     monotone: bool = True
+
+    @model_validator(mode="after")
+    def _known_components(self) -> BridgeDocumentTrainerParams:
+        split_components(self.scorers, self.components, "BridgeDocumentTrainer scorers")
+        return self
 
 
 class BridgeDocumentTrainer(Trainer):
@@ -106,7 +117,8 @@ class BridgeDocumentTrainer(Trainer):
         self._refuse_evaluation(job)
         self._check_labels(job)
         p = self.params
-        features = BridgeFeatures(p.scorers)
+        scorers, own = split_components(p.scorers, p.components, "BridgeDocumentTrainer scorers")
+        features = BridgeFeatures(scorers)
         features.warm_up()
         splitter = build_plugin("splitter", p.splitter, "BridgeDocumentTrainer splitter")
 
@@ -171,7 +183,7 @@ class BridgeDocumentTrainer(Trainer):
             base_model=None,
             labels="gold documents (those holding a supporting fact); rows for nothing kept, each gold document kept, "
                    "and the first component's best non-gold document kept",
-            scorer={"name": "bridge-documents", "model": str(Path(job.output))},
+            scorer={"name": "bridge-documents", "model": str(Path(job.output)), **({"components": own} if own else {})},
             extra={"splits_per_feature": {n: int(c) for n, c in zip(features.names, importance, strict=True) if c},
                    "development_all_gold_within": {str(k): round(hits[k] / n_dev, 4) for k in RECALL_AT} if n_dev else {}},
         )

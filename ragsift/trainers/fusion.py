@@ -4,7 +4,10 @@ question, labelled by its gold supporting facts.
 
 Features are the slow part (component scorers may run a model); they are cached per block of
 questions under ``OUTPUT/cache/`` (safetensors), so ``--resume`` recomputes none that were
-finished. The fitted model is ``OUTPUT/fusion.json`` (loaded by the ``learned-fusion`` scorer).
+finished. The fitted model is ``OUTPUT/fusion.json`` (loaded by the ``learned-fusion`` scorer):
+it names its component features, never their specs; a component of this config's own
+(``components``, or a ``label -> spec`` table under ``scorers``) must be given again in the
+scorer's ``components`` (the card's ``scorer`` entry says so).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from ragsift.errors import ConfigError
 from ragsift.registry import build_plugin
+from ragsift.scorers.feature_components import split_components
 from ragsift.scorers.fusion_features import FusionFeatures
 from ragsift.scorers.learned_fusion import MODEL_FILE, FusionModel
 from ragsift.trainers.base import (
@@ -38,12 +43,30 @@ BLOCK = 50
 
 
 class FusionTrainerParams(BoostingParams):
-    #: component sentence scorers: label -> scorer spec
-    scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
-    #: scorers applied to whole documents (title + text): label -> scorer spec
-    document_scorers: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: component sentence scorers: feature names (ragsift's ``bm25``, ``dual-encoder:minilm``, or
+    #: a name of ``components``), or a ``label -> scorer spec`` table
+    scorers: list[str] | dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: scorers applied to whole documents (title + text), named the same way
+    document_scorers: list[str] | dict[str, dict[str, Any]] = Field(default_factory=lambda: {"bm25": {"name": "bm25"}})
+    #: component features of this config's own: feature name -> scorer spec
+    components: dict[str, dict[str, Any]] = Field(default_factory=dict)
     #: how training sentences are split (HotpotQA's own sentences by default)
     splitter: dict[str, Any] = Field(default_factory=lambda: {"name": "presplit", "fallback": "sentencizer"})
+
+    @model_validator(mode="after")
+    def _known_components(self) -> FusionTrainerParams:
+        self.component_specs()
+        return self
+
+    def component_specs(self) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+        """(sentence scorers, document scorers: label -> spec; the specs of this config's own,
+        which the trained model's scorer config must give as ``components``)."""
+        scorers, own = split_components(self.scorers, self.components, "FusionTrainer scorers")
+        documents, own_documents = split_components(self.document_scorers, self.components, "FusionTrainer document_scorers")
+        clash = sorted(k for k in set(own) & set(own_documents) if own[k] != own_documents[k])
+        if clash:  # the model file names a feature once; one name must mean one spec
+            raise ConfigError(f"FusionTrainer: '{clash[0]}' names two different scorer specs; give them two names.")
+        return scorers, documents, {**own, **own_documents}
 
 
 class FusionTrainer(Trainer):
@@ -91,8 +114,6 @@ class FusionTrainer(Trainer):
             seen.update(bool(g) for g in sentence_kinds(example, splitter.split_all(example.documents))[0])
             if len(seen) == 2:
                 return
-        from ragsift.errors import ConfigError
-
         what = "no evidence sentence" if True not in seen else "no non-evidence sentence" if seen else "no sentence"
         where = f"{job.train_file}: " if job.train_file else ""
         raise ConfigError(f"{where}FusionTrainer: the training sentences need both evidence and non-evidence labels; "
@@ -101,7 +122,8 @@ class FusionTrainer(Trainer):
 
     def train(self, job: TrainingJob) -> TrainingResult:
         self._check_labels(job)
-        features = FusionFeatures(self.params.scorers, self.params.document_scorers)
+        scorers, document_scorers, own = self.params.component_specs()
+        features = FusionFeatures(scorers, document_scorers)
         features.warm_up()
         train_rows, train_labels, _ = self._features(job, features, job.train, "train")
         dev_rows, dev_labels, dev_kinds = self._features(job, features, job.dev, "dev") if job.dev else ([], [], [])
@@ -139,6 +161,6 @@ class FusionTrainer(Trainer):
                              "training_positives": int(y.sum()), "features": features.names},
             base_model=None,
             labels="gold supporting facts: every sentence of every training question (evidence or not)",
-            scorer={"name": "learned-fusion", "model": str(Path(job.output))},
+            scorer={"name": "learned-fusion", "model": str(Path(job.output)), **({"components": own} if own else {})},
             extra={"splits_per_feature": {n: int(c) for n, c in zip(features.names, importance, strict=True) if c}},
         )
