@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ragsift.errors import ConfigError
 from ragsift.plugin import format_validation_error, reject_bool
 
-__all__ = ["EvaluationSettings", "RaySettings", "AnchorSettings"]
+__all__ = ["EvaluationSettings", "RaySettings", "AnchorSettings", "PrimarySettings"]
 
 
 class _Table(BaseModel):
@@ -90,12 +99,77 @@ class AnchorSettings(_Table):
         return self
 
 
+class PrimarySettings(_Table):
+    """``[evaluation.primary]``: the declared primary comparison (docs/statistics.md): the
+    ``compressor`` against the run's baseline on ``metric``, its ``test`` type, the ``margin`` in the
+    metric's display units (EM points; required for non-inferiority and equivalence), ``alpha``
+    (the level of each one-sided test with a margin; two-sided for superiority), and the sequential
+    design: ``looks`` (fractions of ``max_n``, increasing, the last 1.0), the alpha ``spending``
+    function and a non-binding ``futility`` stop for non-inferiority. ``[evaluation] primary =
+    "label"`` is this table with every default (superiority on EM, today's primary test)."""
+
+    compressor: str = Field(min_length=1, description="the compressor label compared with the baseline")
+    metric: str = Field("em", min_length=1, description="the metric of the test (EM by default)")
+    test: Literal["superiority", "non-inferiority", "equivalence", "non-inferiority-then-superiority"] = "superiority"
+    margin: float | None = Field(None, gt=0, validate_default=True,
+                                 description="the margin in the metric's display units (EM points)")
+    alpha: float = Field(0.05, gt=0, lt=0.5)
+    looks: list[float] | None = Field(None, description="information fractions of max_n at which to look")
+    spending: Literal["obrien-fleming", "pocock"] = "obrien-fleming"
+    max_n: int | None = Field(None, ge=2, validate_default=True, description="the declared maximum number of questions")
+    futility: bool = Field(False, description="stop for futility (non-binding; non-inferiority only)")
+
+    @field_validator("looks")
+    @classmethod
+    def _looks(cls, value: list[float] | None) -> list[float] | None:
+        if value is None:
+            return value
+        if not value or any(not 0 < t <= 1 for t in value) or any(b <= a for a, b in zip(value, value[1:], strict=False)):
+            raise ValueError("looks must be fractions in (0, 1], increasing")
+        if value[-1] != 1.0:
+            raise ValueError("the last look must be 1.0 (all max_n questions)")
+        return value
+
+    @field_validator("margin")
+    @classmethod
+    def _margin_needed(cls, value: float | None, info: ValidationInfo) -> float | None:
+        test = info.data.get("test", "superiority")
+        if test != "superiority" and value is None:
+            article = "an" if test[0] in "aeiou" else "a"
+            raise ValueError(f"{article} {test} test needs a margin (> 0, in the metric's display units, e.g. "
+                             "3.0 EM points), written before the evaluation")
+        return value
+
+    @field_validator("max_n")
+    @classmethod
+    def _max_n_with_looks(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is None and info.data.get("looks"):
+            raise ValueError("looks are fractions of max_n: declare max_n (the most questions the run will read)")
+        return value
+
+    @field_validator("futility")
+    @classmethod
+    def _futility(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and not str(info.data.get("test", "")).startswith("non-inferiority"):
+            raise ValueError("futility stops a non-inferiority test; a superiority or equivalence test has none here")
+        return value
+
+    def design(self) -> Any:
+        """This table as a :class:`ragsift.evaluation.report.margins.PrimaryDesign` (what
+        ``build_summary(primary=...)`` and the sequential functions take)."""
+        from ragsift.evaluation.report.margins import PrimaryDesign
+
+        return PrimaryDesign.from_mapping(self.model_dump())
+
+
 class EvaluationSettings(_Table):
     """How ``ragsift evaluate`` runs and reports: the ``[evaluation]`` table (every key: docs/evaluation.md;
     ``sweep``: :mod:`ragsift.evaluation.run.sweep`; ``cache``: :mod:`ragsift.evaluation.run.caches`;
     ``anchors``: :class:`AnchorSettings`)."""
 
-    limit: int | None = Field(None, ge=1, description="only the first N examples")
+    limit: int | None = Field(None, ge=1, description="only the first N examples (of each dataset in a suite)")
+    datasets: list[str] | None = Field(None, min_length=1, description="a suite: named datasets or files, each "
+                                       "evaluated, pooled with tests stratified by dataset (--data A,B,C)")
     limits: dict[str, int] = Field(default_factory=dict, description="compressor label -> its own smaller N")
     reader_limit: int | None = Field(None, ge=0, description="only the first N examples of each compressor are read")
     metrics: list[str | dict[str, Any]] | None = None
@@ -105,7 +179,8 @@ class EvaluationSettings(_Table):
     confidence: float = Field(0.95, gt=0.5, lt=1.0)
     seed: int = 0
     baseline: str | None = None
-    primary: str | None = Field(None, description="the compressor of the primary comparison (vs the baseline, on EM)")
+    primary: str | None = Field(None, description="the compressor of the primary comparison (vs the baseline, on EM); "
+                                "a table [evaluation.primary] declares its test too (PrimarySettings)")
     primary_chosen_on: str | None = Field(None, description="when and on what the primary compressor was chosen")
     tokenizer: str | None = None
     batch_size: int = Field(1, ge=1, le=4096)
@@ -114,6 +189,37 @@ class EvaluationSettings(_Table):
     parquet: bool = Field(False, description="also write predictions/<label>.parquet and .sentences.parquet")
     ray: RaySettings = Field(default_factory=lambda: RaySettings.model_validate({}), description="the Ray engine's cluster, pools and GPUs")
     anchors: list[AnchorSettings] = Field(default_factory=list, description="published figures overlaid on the plots")
+    #: the declared primary test when ``[evaluation.primary]`` is a table (``primary`` then holds its
+    #: compressor label, so every reader of the label is unchanged); see :attr:`primary_test`
+    _primary_table: PrimarySettings | None = PrivateAttr(None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _primary_as_table(cls, data: Any, handler: Any) -> Any:
+        """``primary`` as a table: validated as :class:`PrimarySettings`, its compressor becomes the
+        ``primary`` label and the table is kept (a private attribute, so that ``primary`` stays a
+        label for every code that reads it)."""
+        table = None
+        if isinstance(data, Mapping) and isinstance(data.get("primary"), Mapping):
+            try:
+                table = PrimarySettings.model_validate(dict(data["primary"]))
+            except ValidationError as exc:
+                raise ValueError(format_validation_error("primary", exc, sorted(PrimarySettings.model_fields))
+                                 .removeprefix("primary: ")) from None
+            data = {**data, "primary": table.compressor}
+        model = handler(data)
+        if table is not None:
+            model._primary_table = table
+        return model
+
+    @property
+    def primary_test(self) -> PrimarySettings | None:
+        """The declared primary test: the ``[evaluation.primary]`` table, or for ``primary =
+        "label"`` that label with every default (superiority on EM at alpha 0.05); None when no
+        primary comparison is declared."""
+        if self.primary is None:
+            return None
+        return self._primary_table or PrimarySettings.model_validate({"compressor": self.primary})
 
     @field_validator("anchors", mode="before")
     @classmethod
@@ -158,6 +264,13 @@ class EvaluationSettings(_Table):
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], source: str = "") -> EvaluationSettings:
+        primary = table.get("primary")
+        if isinstance(primary, Mapping):  # its own table: its problems named as [evaluation.primary]'s
+            try:
+                PrimarySettings.model_validate(dict(primary))
+            except ValidationError as exc:
+                owner = f"{source} [evaluation.primary]" if source else "[evaluation.primary]"
+                raise ConfigError(format_validation_error(owner, exc, sorted(PrimarySettings.model_fields))) from None
         try:
             return cls(**dict(table))
         except ValidationError as exc:
