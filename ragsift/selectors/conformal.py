@@ -20,7 +20,6 @@ from typing import Any, Literal, Self
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragsift.calibration.targets import check_target_level
 from ragsift.errors import ConfigError
 from ragsift.plugin import Params
 from ragsift.selectors.base import Selector, check_threshold_in_range, rank_by_score
@@ -79,7 +78,9 @@ class ConformalParams(Params):
                              f"got aggregate = '{self.aggregate}', m = {self.m}")
         if self.level == "sentence" and (self.aggregate != "max" or self.m is not None):
             raise ValueError("'aggregate' and 'm' go with level = 'document' (a document's score from its sentences')")
-        check_target_level(self.calibrated.target, self.level)
+        if self.calibrated.target == "documents" and self.level != "document":
+            raise ValueError("target 'documents' needs level = 'document': a sentence-level selector keeps sentences, "
+                             "not whole documents")
         return self
 
 

@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"ragsift.training"},
     # what uses every stage: configs, the Python API, the conformance kit
     {"ragsift.config", "ragsift.api", "ragsift.testing"},
-    {"ragsift.evaluation", "ragsift.service"},
+    {"ragsift.evaluation", "ragsift.service", "ragsift.calibration"},
     # the framework adapters (LangChain, LlamaIndex, Haystack), each an optional extra
     {"ragsift.integrations"},
     {"ragsift.cli", "ragsift.training.command", "ragsift.service.command", "ragsift"},
