@@ -134,14 +134,19 @@ def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int], *
 
 def _cmd_label(args: argparse.Namespace) -> int:
     from ragsift.datasets import load_examples
+    from ragsift.disk_cache import check_cache_path
     from ragsift.errors import OutputError
     from ragsift.labelers.output import manifest_path, write_labels
-    from ragsift.output_files import check_output, describe_os_error
+    from ragsift.output_files import check_output, describe_os_error, partial_path
     from ragsift.registry import build_plugin
 
     check_output(args.output, [args.input], force=args.force, companions=[manifest_path(args.output)])
     params = _json_object(args.params, "--params") if args.params else {}
     labeler = build_plugin("labeler", {"name": args.labeler, **params}, "--labeler")
+    cache = getattr(labeler.params, "cache", None)
+    if cache:  # appended to as the labeler runs: the output checks, before anything is read or written
+        check_cache_path(cache, [args.input, args.output, manifest_path(args.output), partial_path(args.output)],
+                         flag="--params cache")
 
     examples = load_examples(args.input, format=args.format, limit=args.limit)
     try:

@@ -33,14 +33,15 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragsift.errors import ConfigError
+from ragsift.errors import ConfigError, OutputError
 from ragsift.provenance import sha256_file
 
-__all__ = ["JsonStore", "JsonlStore", "CacheWrapper", "config_strings", "digest", "model_identity", "value_checksum"]
+__all__ = ["JsonStore", "JsonlStore", "JSONL_HEADER", "check_cache_path", "CacheWrapper", "config_strings", "digest",
+           "model_identity", "value_checksum"]
 
 log = logging.getLogger(__name__)
 #: the entry fields that are not part of the value its checksum covers
@@ -276,43 +277,95 @@ class JsonStore:
         return sum(1 for _ in self.folder.glob("??/*.json"))
 
 
+#: the first line :class:`JsonlStore` writes into a file it creates: its proof that the file is its
+#: own (a ``key`` no lookup uses, so checkouts from before the header read it as an unused entry)
+JSONL_HEADER = {"key": "#ragsift-jsonl-cache", "format": "ragsift-jsonl-cache", "version": 1}
+_HEADER_LINE = json.dumps({**JSONL_HEADER, "checksum": value_checksum(JSONL_HEADER)}, ensure_ascii=False).encode() + b"\n"
+
+
+def _not_a_cache(path: Path, why: str) -> ConfigError:
+    return ConfigError(f"{path}: not a ragsift cache file ({why}); it was left unchanged. Give 'cache' the name of a "
+                       "new file (or of a cache ragsift wrote).")
+
+
 class JsonlStore:
     """``key -> JSON object`` as the lines of one JSONL file (``path=None``: memory only): each
     value is appended, flushed and synced as it is stored, so a killed writer loses at most the
-    line it was writing; that cut-short last line is dropped when the file is opened again. A
-    broken line elsewhere is an error naming the file and line (nothing is discarded). Each line
-    carries its value's ``checksum`` as :class:`JsonStore`'s entries do: a well-formed but altered
-    line is a miss (named in a warning; the value is computed again and appended, and the later
-    line wins when the file is read again); a line without one (written before checksums) is read
-    as before."""
+    line it was writing. Each line carries its value's ``checksum`` as :class:`JsonStore`'s
+    entries do: a well-formed but altered line is a miss (named in a warning; the value is
+    computed again and appended, and the later line wins when the file is read again).
+
+    The store never changes a file it has not proven to be its own: a file it creates starts with
+    :data:`JSONL_HEADER`, and only a file that starts with it has a cut-short last line (a killed
+    write) dropped when opened again. A file without the header is used only when every line is
+    a complete cache line with a checksum (a cache written before the header); anything else (a
+    dataset, a JSON file without a final newline, a line that is not a cache entry) is refused,
+    naming the file, and left byte for byte as it was (issue 53). A broken line in a cache is an
+    error naming the file and line (nothing is discarded)."""
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = None if path is None else Path(path).expanduser()
         self._memory: dict[str, dict[str, Any]] = {}
-        if self.path is not None and self.path.is_file():
+        self._proven = False  # whether the file at self.path was read and found to be a cache
+        if self.path is not None and self.path.exists():
+            self.check(self.path)  # a folder or a file that is not a cache: refused before anything
             self._load(self.path)
 
-    def _load(self, path: Path) -> None:
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):  # a write cut short by a kill: appends start on a fresh line
-            data = data[: data.rfind(b"\n") + 1]
-            with path.open("r+b") as fh:
-                fh.truncate(len(data))
-        for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
-            if not line.strip():
+    @classmethod
+    def check(cls, path: str | Path) -> None:
+        """Raise a ConfigError naming ``path`` when it exists and is not a cache this store may
+        use (see the class docstring); read only, nothing is written."""
+        path = Path(path).expanduser()
+        if path.is_dir():
+            raise ConfigError(f"{path}: a cache is a file; this is a folder.")
+        if path.is_file():
+            cls._records(path, path.read_bytes())
+
+    @staticmethod
+    def _records(path: Path, data: bytes) -> tuple[bool, list[tuple[int, dict[str, Any]]]]:
+        """(whether ``data`` starts with the store's header, the complete lines as records);
+        raises a ConfigError for a file the store may not use. Never writes."""
+        own = data.startswith(_HEADER_LINE)
+        if not own and data and not data.endswith(b"\n"):
+            raise _not_a_cache(path, "no header line of a ragsift cache, and no final line break")
+        complete = data[: data.rfind(b"\n") + 1]
+        try:
+            text = complete.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _not_a_cache(path, "not UTF-8 text") from None
+        records: list[tuple[int, dict[str, Any]]] = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip() or (own and number == 1):
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
+                if not own:
+                    raise _not_a_cache(path, f"line {number} is not a JSON line") from None
                 raise ConfigError(f"{path}:{number}: not a JSON line of a cache; delete the file or fix the line.") from None
             if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+                if not own:
+                    raise _not_a_cache(path, f"line {number} is not a cache entry")
                 raise ConfigError(f"{path}:{number}: a cache line is a JSON object with a 'key'.")
+            if not own and not isinstance(record.get("checksum"), str):
+                raise _not_a_cache(path, f"line {number} has no checksum")
+            records.append((number, record))
+        return own, records
+
+    def _load(self, path: Path) -> None:
+        data = path.read_bytes()
+        own, records = self._records(path, data)
+        if own and not data.endswith(b"\n"):  # our own write cut short by a kill: appends start on a fresh line
+            with path.open("r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+        for number, record in records:
             checksum = record.pop("checksum", None)
             if checksum is not None and checksum != value_checksum(record):
                 log.warning("%s:%d: this cache line does not match its checksum (edited or corrupted); it is ignored "
                             "and computed again.", path, number)
                 continue
             self._memory[record["key"]] = record
+        self._proven = True
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self._memory.get(key)
@@ -324,9 +377,24 @@ class JsonlStore:
         if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({**record, "checksum": value_checksum(record)}, ensure_ascii=False).encode("utf-8") + b"\n"
         try:
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({**record, "checksum": value_checksum(record)}, ensure_ascii=False) + "\n")
+            # "x" first: a file this store creates gets the header (its proof of ownership) before any line
+            try:
+                with self.path.open("xb") as fh:
+                    fh.write(_HEADER_LINE + line)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                self._proven = True
+                return
+            except FileExistsError:
+                if not self._proven:  # appeared since this store was opened: proven before it is appended to
+                    self.check(self.path)
+                    self._proven = True
+            if self.path.stat().st_size == 0:  # an empty file of ours (or a fresh one): nothing to lose
+                line = _HEADER_LINE + line
+            with self.path.open("ab") as fh:
+                fh.write(line)
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:  # a full disk: the error names this file, not whatever the caller writes
@@ -336,3 +404,28 @@ class JsonlStore:
 
     def __len__(self) -> int:
         return len(self._memory)
+
+
+def check_cache_path(cache: str | Path, others: Iterable[str | Path | None] = (), *, flag: str = "cache") -> Path:
+    """Check that a JSONL cache a command appends to (a labeler's ``cache``) may be used; raise
+    :class:`OutputError` saying why not. The checks of :func:`ragsift.output_files.check_output`,
+    for a file that is extended, not replaced: never one of ``others`` (the command's inputs and
+    outputs, also through a link or before an output exists), not a folder or a special file, and
+    an existing file only when it is a cache ragsift wrote (:meth:`JsonlStore.check`, which reads
+    it and changes nothing). No ``--force``: a file that is not a cache is never used."""
+    from ragsift.output_files import _is_special, _same_file
+
+    path = Path(cache).expanduser()
+    for other in (Path(o) for o in others if o is not None):
+        if _same_file(path, other) or path.resolve() == other.resolve():
+            raise OutputError(f"{flag} {path} is also {other}, a file this command reads or writes; appending cache "
+                              "lines to it would destroy it. Choose another cache file.")
+    if path.is_dir():
+        raise OutputError(f"{flag} {path} is a folder; give the name of a cache file.")
+    if _is_special(path):
+        raise OutputError(f"{flag} {path} is not a regular file; give the name of a cache file.")
+    try:
+        JsonlStore.check(path)
+    except ConfigError as exc:
+        raise OutputError(f"{flag} {exc}") from None
+    return path

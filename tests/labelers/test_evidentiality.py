@@ -105,7 +105,7 @@ def test_cache_resumes_an_interrupted_run(tmp_path):
     with pytest.raises(RuntimeError, match="reader died"):
         list(_labeler(tmp_path, batch_size=2).label(examples))
     cached = (tmp_path / "cache.jsonl").read_text().splitlines()
-    assert len(cached) == 9  # whole batches only: the 10th answer died with its batch
+    assert len(cached) == 1 + 9  # the store's header, then whole batches only: the 10th answer died with its batch
     (tmp_path / "cache.jsonl").write_text("\n".join(cached) + '\n{"key": "trunc')  # a write cut short
     ScriptedReader.fail_after = None
     CALLS.clear()
@@ -137,8 +137,12 @@ def test_a_model_retrained_under_the_same_path_is_asked_again(tmp_path):
 
 
 def test_cache_with_a_broken_line_in_the_middle_is_an_error(tmp_path):
-    (tmp_path / "cache.jsonl").write_text('not json\n{"key": "k", "answer": "x"}\n')
-    with pytest.raises(ConfigError, match=r"cache.jsonl:1"):
+    from ragsift.disk_cache import JsonlStore
+
+    JsonlStore(tmp_path / "cache.jsonl").put("k", {"answer": "x"})  # the header and one line
+    with (tmp_path / "cache.jsonl").open("a") as fh:
+        fh.write('not json\n{"key": "k2", "answer": "y"}\n')
+    with pytest.raises(ConfigError, match=r"cache.jsonl:3"):
         list(_labeler(tmp_path).label([_example()]))
 
 

@@ -94,16 +94,16 @@ def test_an_altered_line_of_a_jsonl_reader_cache_is_a_miss(tmp_path: Path, caplo
     warning), and a line written before checksums existed is read as before."""
     path = tmp_path / "cache.jsonl"
     _reader(JsonlStore(path)).answer_many(["q"], ["Paris is big"])
-    (line,) = path.read_text().splitlines()
+    header, line = path.read_text().splitlines()  # the store's header proves the file is its own
     stored = json.loads(line)
     assert "checksum" in stored
-    path.write_text(json.dumps({**stored, "text": "Lyon"}) + "\n")  # edited, its checksum kept
+    path.write_text(header + "\n" + json.dumps({**stored, "text": "Lyon"}) + "\n")  # edited, its checksum kept
     again = _reader(JsonlStore(path))
     assert [a.text for a in again.answer_many(["q"], ["Paris is big"])] == ["Paris"]
     assert again.inner.prompts == [("q", "Paris is big")]  # type: ignore[attr-defined]
-    assert f"{path}:1" in caplog.text and "checksum" in caplog.text
+    assert f"{path}:2" in caplog.text and "checksum" in caplog.text
     assert _reader(JsonlStore(path)).answer_many(["q"], ["Paris is big"])[0].text == "Paris"  # the appended line wins
-    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "checksum"}) + "\n")  # an old line
+    path.write_text(header + "\n" + json.dumps({k: v for k, v in stored.items() if k != "checksum"}) + "\n")  # an old line
     old = _reader(JsonlStore(path))
     assert [a.text for a in old.answer_many(["q"], ["Paris is big"])] == ["Paris"]
     assert old.inner.prompts == []  # type: ignore[attr-defined]
