@@ -6,8 +6,13 @@ position). The p-values are Holm-adjusted **per metric family**: one family per 
 (EM, F1, ...; every metric whose higher value is better) across the compressors; descriptive
 metrics (tokens, kept fraction, empty) get a mean difference with its interval and no test. A
 declared **primary comparison** (``[evaluation] primary``: one compressor against the baseline on
-EM) is reported on its own, unadjusted, above the families. Binary tested metrics also get an
-exact McNemar test. ``docs/statistics.md`` says what each number means.
+EM, or ``[evaluation.primary]`` with its declared test: superiority, non-inferiority, equivalence or
+non-inferiority-then-superiority, :mod:`~ragsift.evaluation.report.margins`) is reported on its
+own, unadjusted, above the families, its verdict word first. Binary tested metrics also get an
+exact McNemar test. Every tested comparison carries its minimum detectable difference (``mdd``: the
+difference this run detects with 80% power, :mod:`~ragsift.evaluation.report.power`). With
+``strata`` (example id -> dataset) the means, intervals, tests and MDDs are pooled over every
+question and stratified by dataset. ``docs/statistics.md`` says what each number means.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragsift.evaluation.report.margins import PrimaryDesign, Verdict, decide, verdict_from_test
+from ragsift.evaluation.report.power import POWER, binary_mdd, continuous_mdd, detectable_difference, paired_sd
 from ragsift.evaluation.report.statistics import (
     EXACT_MAX_PAIRS,
     bootstrap_ci,
@@ -34,7 +41,8 @@ __all__ = ["build_summary", "format_table", "format_markdown", "pair_by_id", "LA
            "SIGNIFICANCE", "summary_rows", "metric_columns", "test_method", "unpaired_note", "format_cell", "format_p",
            "OUTCOME_METRICS", "PRIMARY_METRIC", "PROMPT_TOKENS", "Column", "result_columns", "diff_columns",
            "too_few_note", "primary_lines", "format_seconds", "is_tested", "prompt_token_stats", "mcnemar_rows",
-           "family_note", "chosen_text", "mcnemar_left_out_note", "format_diff"]
+           "family_note", "chosen_text", "mcnemar_left_out_note", "format_diff", "primary_verdict_line", "mdd_text",
+           "mdd_note", "strata_of"]
 
 #: stages reported, in pipeline order; ``total`` = compress + read (EXIT's latency)
 LATENCY_STAGES = ("split", "score", "select", "assemble", "compress", "read", "total")
@@ -116,8 +124,10 @@ def build_summary(
     samples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    primary: str | None = None,
+    primary: str | PrimaryDesign | Mapping[str, Any] | None = None,
     primary_chosen: Mapping[str, Any] | None = None,
+    strata: Mapping[str, str] | None = None,
+    primary_sequential: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Summarise per-example records (label -> records) into means, CIs and paired tests.
 
@@ -127,9 +137,24 @@ def build_summary(
     only one side has, left out) and, for a tested metric, ``family`` and ``p_holm`` (adjusted
     within the metric's family), for a binary tested metric ``mcnemar`` (``p_value``,
     ``compressor_only``, ``baseline_only``); a descriptive metric's holds the difference and its
-    interval only (``descriptive``: true). ``primary``: the label of the declared primary
-    comparison (against ``baseline`` on EM, unadjusted: ``summary["primary"]``), with
-    ``primary_chosen`` the record of how it was chosen.
+    interval only (``descriptive``: true). Every tested comparison also holds ``mdd`` (the minimum
+    detectable difference at its n, two-sided level 1 - confidence and 80% power, display units;
+    None when the two sides never differ) and ``detectable`` (how: the discordance of a binary
+    metric or the paired SD of a continuous one, :func:`~ragsift.evaluation.report.power.detectable_difference`).
+
+    ``primary``: the declared primary comparison (unadjusted: ``summary["primary"]``): a label
+    (superiority on EM, today's test) or a :class:`~ragsift.evaluation.report.margins.PrimaryDesign`
+    (or a mapping of its fields: ``[evaluation.primary]``), with ``primary_chosen`` the record of how
+    it was chosen; its entry adds the verdict (``verdict``: superior / non-inferior / equivalent /
+    inferior / inconclusive, ``test``, ``bound``, ``margin``, ``alpha``, ``decision``: the
+    :class:`~ragsift.evaluation.report.margins.Verdict`). ``primary_sequential``: the
+    :meth:`SequentialDecision.to_dict() <ragsift.evaluation.report.sequential.SequentialDecision.to_dict>`
+    of a run with looks (the runner's record); its word is then the verdict.
+
+    ``strata``: example id -> stratum (the dataset of each question of a suite). Means weight every
+    question once; intervals resample within strata; the paired tests, the primary test and the MDD
+    are stratified (``summary["strata"]``: the stratum sizes). Every example id of the records must
+    have a stratum.
     """
     keys = sorted({k for recs in records.values() for r in recs for k in r.get("metrics", {})})
     summary: dict[str, Any] = {
@@ -146,13 +171,25 @@ def build_summary(
         "p_adjustment": {"method": "holm", "comparisons": 0, "level": SIGNIFICANCE, "families": {}},
     }
     per_label: dict[str, dict[str, dict[str, float]]] = {}
+    if strata is not None:
+        missing = sorted({str(r["id"]) for recs in records.values() for r in recs} - set(map(str, strata)))
+        if missing:
+            raise ValueError(f"summary: {len(missing)} example id(s) have no stratum (e.g. '{missing[0]}'); a "
+                             "stratified summary needs the stratum (dataset) of every example")
+        sizes: dict[str, int] = {}
+        for example_id in {str(r["id"]) for recs in records.values() for r in recs}:
+            sizes[str(strata[example_id])] = sizes.get(str(strata[example_id]), 0) + 1
+        summary["strata"] = {"sizes": dict(sorted(sizes.items())),
+                             "pooling": "every question weighted once; resampling and sign flips within strata"}
     for label, recs in records.items():
         by_id = _values_by_id(label, recs, keys)
         values: dict[str, Any] = {}
         for key, vals in by_id.items():
             scale = _describe(key, outputs).scale
-            ordered = [vals[i] * scale for i in sorted(vals)]
-            values[key] = bootstrap_ci(ordered, samples, confidence, derive_seed(seed, label, key)).to_dict()
+            ids = sorted(vals)
+            ordered = [vals[i] * scale for i in ids]
+            values[key] = bootstrap_ci(ordered, samples, confidence, derive_seed(seed, label, key),
+                                       strata_of(ids, strata)).to_dict()
         latency: dict[str, Any] = {}
         for stage in LATENCY_STAGES:
             ms = [_stage_seconds(r.get("timings", {}), stage) * 1000 for r in recs]
@@ -167,20 +204,27 @@ def build_summary(
         summary["compressors"][label] = entry
         per_label[label] = by_id
     if baseline is not None and baseline in per_label:
-        _compare(summary, per_label, baseline, outputs, samples, confidence, seed)
+        _compare(summary, per_label, baseline, outputs, samples, confidence, seed, strata)
     if primary is not None:
-        summary["primary"] = _primary(summary, primary, primary_chosen)
+        design = PrimaryDesign.from_mapping(primary)
+        summary["primary"] = _primary(summary, design, primary_chosen, per_label, outputs, strata, primary_sequential)
     return summary
 
 
+def strata_of(ids: Sequence[str], strata: Mapping[str, str] | None) -> list[str] | None:
+    """The stratum of each id, in order (None without strata)."""
+    return None if strata is None else [str(strata[i]) for i in ids]
+
+
 def _compare(summary: dict[str, Any], per_label: Mapping[str, Mapping[str, Mapping[str, float]]], baseline: str,
-             outputs: Mapping[str, MetricOutput], samples: int, confidence: float, seed: int) -> None:
+             outputs: Mapping[str, MetricOutput], samples: int, confidence: float, seed: int,
+             strata: Mapping[str, str] | None = None) -> None:
     """Paired tests of every compressor against ``baseline``, then Holm within each tested
     metric's family (that metric, every compressor). Monte Carlo p-values too small for
     ``samples`` sign patterns to resolve draw more, up to enough that the family's Holm-adjusted
     p-values can reach :data:`HOLM_RESOLUTION`."""
     base = per_label[baseline]
-    pairs: dict[str, list[tuple[str, list[float], list[float], int]]] = {}
+    pairs: dict[str, list[tuple[str, list[float], list[float], int, list[str] | None]]] = {}
     for label, by_id in per_label.items():
         if label == baseline:
             continue
@@ -188,24 +232,26 @@ def _compare(summary: dict[str, Any], per_label: Mapping[str, Mapping[str, Mappi
         for key in summary["metrics"]:
             if key not in by_id or key not in base or key in _NOT_IN_TABLE:
                 continue
-            _, ours, theirs, unpaired = pair_by_id(by_id[key], base[key])
+            ids, ours, theirs, unpaired = pair_by_id(by_id[key], base[key])
             if len(ours) >= 2:
-                pairs.setdefault(key, []).append((label, ours, theirs, unpaired))
+                pairs.setdefault(key, []).append((label, ours, theirs, unpaired, strata_of(ids, strata)))
     families = summary["p_adjustment"]["families"]
     for key, members in pairs.items():
         meta = _describe(key, outputs)
         tested = is_tested(summary["metrics"][key])
         max_patterns = math.ceil(len(members) / HOLM_RESOLUTION) if tested else 0
         family = []
-        for label, ours, theirs, unpaired in members:
+        for label, ours, theirs, unpaired, groups in members:
             test = paired_comparison([v * meta.scale for v in ours], [v * meta.scale for v in theirs], samples,
-                                     confidence, derive_seed(seed, label, baseline, key), max_patterns).to_dict()
+                                     confidence, derive_seed(seed, label, baseline, key), max_patterns,
+                                     groups).to_dict()
             test["unpaired"] = unpaired
             if not tested:
                 summary["comparisons"][label][key] = {k: test[k] for k in ("mean_difference", "low", "high", "n",
                                                                            "confidence", "unpaired")} | {"descriptive": True}
                 continue
             test["family"] = key
+            test.update(_detectable(ours, theirs, meta, confidence, groups))
             if meta.binary:
                 only_ours, only_theirs = discordant_pairs(ours, theirs)
                 test["mcnemar"] = {"p_value": mcnemar_exact(ours, theirs), "compressor_only": only_ours,
@@ -232,20 +278,83 @@ def _smallest_p(test: Mapping[str, Any]) -> float:
     return 1.0 / (int(test["patterns"]) + 1)
 
 
-def _primary(summary: Mapping[str, Any], label: str, chosen: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The declared primary comparison: ``label`` against the baseline on EM, on its own
-    (unadjusted; the same paired bootstrap interval and sign-flip p-value as the EM family's
-    entry, whose Holm value is the family's, not this test's)."""
-    out: dict[str, Any] = {"compressor": label, "baseline": summary["baseline"], "metric": PRIMARY_METRIC,
-                           "level": SIGNIFICANCE, "adjustment": "none (declared before the evaluation)",
-                           "chosen": dict(chosen or {})}
-    test = summary["comparisons"].get(label, {}).get(PRIMARY_METRIC)
-    if test is None:
-        why = ("the run has no EM (no reader)" if PRIMARY_METRIC not in summary["metrics"] else
+def _detectable(ours: Sequence[float], theirs: Sequence[float], meta: MetricOutput, confidence: float,
+                groups: Sequence[str] | None) -> dict[str, Any]:
+    """``mdd`` and ``detectable`` of one tested comparison (display units): from the discordance of
+    0/1 values, else from the paired SD of the scaled values (within strata when given)."""
+    binary = meta.binary and all(v in (0, 1) for v in (*ours, *theirs))
+    if binary:
+        found = detectable_difference(ours, theirs, binary=True, scale=meta.scale, alpha=1 - confidence, power=POWER,
+                                      strata=groups)
+    else:
+        found = detectable_difference([v * meta.scale for v in ours], [v * meta.scale for v in theirs], binary=False,
+                                      alpha=1 - confidence, power=POWER, strata=groups)
+    return {"mdd": found.mdd, "detectable": found.to_dict()}
+
+
+def _primary(summary: Mapping[str, Any], design: PrimaryDesign, chosen: Mapping[str, Any] | None,
+             per_label: Mapping[str, Mapping[str, Mapping[str, float]]], outputs: Mapping[str, MetricOutput],
+             strata: Mapping[str, str] | None, sequential: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The declared primary comparison: ``design.compressor`` against the baseline on
+    ``design.metric``, on its own (unadjusted; the same paired bootstrap interval and sign-flip
+    p-value as the metric family's entry, whose Holm value is the family's, not this test's), with
+    the declared test's verdict: superiority from that sign-flip test (today's primary test);
+    non-inferiority, equivalence and the fixed sequence from the paired t
+    (:func:`~ragsift.evaluation.report.margins.decide`), stratified when ``strata`` is given."""
+    label, metric = design.compressor, design.metric
+    metric_label = summary["metrics"].get(metric, {}).get("label", metric.upper() if metric == "em" else metric)
+    out: dict[str, Any] = {"compressor": label, "baseline": summary["baseline"], "metric": metric,
+                           "metric_label": metric_label, "level": design.alpha,
+                           "adjustment": "none (declared before the evaluation)", "chosen": dict(chosen or {}),
+                           "test": design.test, "margin": design.margin, "alpha": design.alpha,
+                           "design": design.to_dict()}
+    test = summary["comparisons"].get(label, {}).get(metric)
+    if test is None or test.get("descriptive"):
+        why = (f"the run has no {metric_label}" + (" (no reader)" if metric == PRIMARY_METRIC else "")
+               if metric not in summary["metrics"] else
+               f"{metric_label} is descriptive (no test)" if test is not None else
                f"'{label}' has fewer than 2 examples paired with '{summary['baseline']}'")
         return out | {"error": f"no primary test: {why}"}
-    fields = ("mean_difference", "low", "high", "p_value", "n", "confidence", "exact", "patterns", "unpaired")
-    return out | {k: test[k] for k in fields} | {"significant": test["p_value"] < SIGNIFICANCE}
+    fields = ("mean_difference", "low", "high", "p_value", "n", "confidence", "exact", "patterns", "unpaired", "mdd",
+              "detectable")
+    out |= {k: test[k] for k in fields if k in test} | {"significant": test["p_value"] < design.alpha}
+    scale = _describe(metric, outputs).scale
+    ids, ours, theirs, _ = pair_by_id(per_label[label][metric], per_label[summary["baseline"]][metric])
+    ours, theirs = [v * scale for v in ours], [v * scale for v in theirs]
+    groups = strata_of(ids, strata)
+    verdict: Verdict
+    if design.test == "superiority":
+        verdict = verdict_from_test(test, design.alpha)
+    else:
+        try:
+            verdict = decide(design, ours, theirs, groups)
+        except ValueError as exc:  # e.g. a stratum of one question: no stratified t
+            return out | {"error": f"no primary test: {exc}"}
+        margin = float(design.margin or 0)
+        try:
+            sd = paired_sd(ours, theirs, groups)
+            binary = _describe(metric, outputs).binary and all(v in (0, scale) for v in (*ours, *theirs))
+            if binary:
+                psi = sum(a != b for a, b in zip(ours, theirs, strict=True)) / len(ours)
+                ni = binary_mdd(len(ours), psi, design.alpha, POWER, margin / scale) * scale if psi > 0 else None
+            else:
+                ni = continuous_mdd(len(ours), sd, design.alpha, POWER, margin) if sd > 0 else None
+            out["mdd_non_inferiority"] = ni if ni is None or math.isfinite(ni) else None
+        except ValueError:
+            out["mdd_non_inferiority"] = None
+    out |= {"verdict": verdict.word, "bound": _decisive_bound(verdict), "decision": verdict.to_dict()}
+    if sequential:
+        out["sequential"] = dict(sequential)
+        if sequential.get("word"):
+            out["verdict"] = sequential["word"]
+    return out
+
+
+def _decisive_bound(verdict: Verdict) -> float:
+    """The bound the verdict reads: the upper one for "inferior" (it is below -margin or 0), the
+    lower one otherwise (above -margin or 0 for a positive verdict; the one that fell short for
+    "inconclusive")."""
+    return verdict.high if verdict.word == "inferior" else verdict.low
 
 
 def _stage_seconds(timings: Mapping[str, float], stage: str) -> float:
@@ -376,12 +485,14 @@ def format_diff(summary: Mapping[str, Any], test: Mapping[str, Any] | None, key:
         return f"{diff} {interval}" if brackets else diff
     exact = " (exact)" if mark_exact and test["exact"] else ""
     if not summary["p_adjustment"].get("families", {}).get(key, {}).get("reachable", True):
-        return f"{diff} {interval} {format_p(test['p_value'])} (unadjusted){exact}" if brackets else diff
+        mdd = f" {mdd_text(test, unit)}" if test.get("mdd") is not None else ""
+        return f"{diff} {interval} {format_p(test['p_value'])} (unadjusted){exact}" if brackets else diff + mdd
     star = "*" if test["p_holm"] < SIGNIFICANCE else ""
     if brackets:
         holm = "<0.001" if test["p_holm"] < 0.001 else f"{test['p_holm']:.3f}"
         return f"{diff} {interval} {format_p(test['p_value'])}, Holm {holm}{star}{exact}"
-    return f"{diff} {format_p(test['p_holm'])}{star}{exact}"
+    mdd = f" {mdd_text(test, unit)}" if test.get("mdd") is not None else ""
+    return f"{diff} {format_p(test['p_holm'])}{star}{exact}{mdd}"
 
 
 def test_method(summary: Mapping[str, Any]) -> tuple[str, bool]:
@@ -438,19 +549,107 @@ def too_few_note(summary: Mapping[str, Any]) -> str | None:
             f"p-values are not shown (unadjusted ones are, in summary.md and report.html).")
 
 
+def mdd_text(test: Mapping[str, Any] | None, unit: str = "%") -> str:
+    """The MDD of a comparison as a short text (``"MDD 13.8"``; ``""`` when it has none)."""
+    if not test or test.get("mdd") is None:
+        return ""
+    return f"MDD {test['mdd']:.{_digits(unit)}f}"
+
+
+def mdd_note(summary: Mapping[str, Any]) -> str | None:
+    """What the MDD beside each interval is, in one sentence (None when no comparison has one)."""
+    if not any(t.get("mdd") is not None for tests in summary["comparisons"].values() for t in tests.values()):
+        return None
+    level = round(1 - summary["confidence"], 6)
+    stratified = " (stratified by dataset)" if summary.get("strata") else ""
+    return (f"MDD: the minimum detectable difference, the smallest true difference each comparison detects with "
+            f"{POWER:.0%} power at its n and two-sided level {level:g}{stratified} (binary metrics from the share of "
+            "questions on which the two sides disagree, others from the paired SD; docs/statistics.md). A difference "
+            "that is not significant is no evidence of no effect: the run could only have seen differences of at "
+            "least its MDD.")
+
+
+def _unit_words(primary: Mapping[str, Any]) -> str:
+    label = primary.get("metric_label") or str(primary.get("metric", "em")).upper()
+    return f"{label} points"
+
+
+def primary_verdict_line(summary: Mapping[str, Any]) -> str | None:
+    """The primary test's verdict in one line, the word first (None without a primary test or a
+    verdict): e.g. ``"NON-INFERIOR: bridge-ranked vs none on EM, lower 95% bound -1.2 > -3.0 (margin
+    3.0 EM points, non-inferiority at one-sided alpha 0.05, paired t, n = 524)"``. report.html
+    shows it first."""
+    primary = summary.get("primary")
+    if not primary or "verdict" not in primary:
+        return None
+    word, test = primary["verdict"], primary.get("test", "superiority")
+    decision = primary.get("decision") or {}
+    units = _unit_words(primary)
+    alpha = primary.get("alpha", SIGNIFICANCE)
+    who = f"{primary['compressor']} vs {primary['baseline']} on {primary.get('metric_label') or 'EM'}"
+    n = primary.get("n")
+    method = decision.get("method", "")
+    if test == "superiority":
+        conf = int(round(primary["confidence"] * 100))
+        detail = (f"{primary['mean_difference']:+.1f} {units} [{primary['low']:+.1f}, {primary['high']:+.1f}] "
+                  f"({conf}% interval), {format_p(primary['p_value'])}, superiority at two-sided alpha {alpha:g}")
+    else:
+        margin = float(primary.get("margin") or 0)
+        low, high = decision.get("low", primary.get("bound")), decision.get("high")
+        one_sided = int(round((1 - alpha) * 100))
+        if test == "equivalence":
+            both = int(round((1 - 2 * alpha) * 100))
+            where = "inside" if word == "equivalent" else "not inside"
+            detail = (f"{both}% interval [{low:+.1f}, {high:+.1f}] {where} (-{margin:g}, +{margin:g}) "
+                      f"(TOST at alpha {alpha:g} each)")
+        elif word == "inferior":
+            detail = (f"upper {one_sided}% bound {high:+.1f} < -{margin:g}")
+        else:
+            relation = "> 0" if word == "superior" else f"> -{margin:g}" if word == "non-inferior" else f"not > -{margin:g}"
+            detail = f"lower {one_sided}% bound {low:+.1f} {relation}"
+        detail += f" (margin {margin:g} {units}, {test} at one-sided alpha {alpha:g})" if test != "equivalence" else \
+            f" (margin {margin:g} {units})"
+    seq = primary.get("sequential") or {}
+    looks = seq.get("looks") or []
+    if looks:
+        last = looks[-1]
+        otherwise = "all looks done" if seq.get("stop") else "going on"
+        stop = {"efficacy": "stopped for efficacy", "futility": "stopped for futility"}.get(seq.get("reason") or "",
+                                                                                          otherwise)
+        detail += f"; look {len(looks)} at {last['fraction']:.0%} of max n, {stop}"
+    tail = ", ".join(x for x in (method, f"n = {n}" if n is not None else "") if x)
+    return f"{word.upper()}: {who}, {detail}" + (f"; {tail}" if tail else "")
+
+
 def primary_lines(summary: Mapping[str, Any]) -> list[str]:
-    """The primary comparison in a few plain lines (empty when none was declared)."""
+    """The primary comparison in a few plain lines, its verdict first (empty when none was declared)."""
     primary = summary.get("primary")
     if not primary:
         return []
-    head = f"primary comparison (declared before the evaluation): {primary['compressor']} vs {primary['baseline']} on EM"
+    label = primary.get("metric_label") or "EM"
+    head = f"primary comparison (declared before the evaluation): {primary['compressor']} vs {primary['baseline']} on {label}"
     if "error" in primary:
         return [head, f"  {primary['error']}"]
+    lines = []
+    verdict = primary_verdict_line(summary)
+    if verdict:
+        lines.append(f"verdict: {verdict}")
+    lines.append(head)
     conf = int(round(primary["confidence"] * 100))
-    verdict = "below" if primary["significant"] else "not below"
-    lines = [head, f"  {primary['mean_difference']:+.1f} EM points [{primary['low']:+.1f}, {primary['high']:+.1f}] "
-             f"({conf}% paired bootstrap), {format_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
-             f"n = {primary['n']}, no family correction): {verdict} {primary['level']}"]
+    level = primary.get("level", SIGNIFICANCE)
+    below = "below" if primary["significant"] else "not below"
+    seen = ""
+    if primary.get("mdd") is not None:
+        seen = (f"; this run could only have seen differences of at least {primary['mdd']:.1f} {_unit_words(primary)} "
+                f"({POWER:.0%} power)")
+    lines.append(f"  {primary['mean_difference']:+.1f} {_unit_words(primary)} [{primary['low']:+.1f}, {primary['high']:+.1f}] "
+                 f"({conf}% paired bootstrap), {format_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
+                 f"n = {primary['n']}, no family correction): {below} {level}{seen}")
+    for look in (primary.get("sequential") or {}).get("looks") or []:
+        crossed = f", crossed ({look['crossed']})" if look.get("crossed") else ""
+        n_text = f"n = {look['n']}, " if look.get("n") is not None else ""
+        lines.append(f"  look at {look['fraction']:.0%}: {n_text}z = {look['z']:.2f}, boundary {look['boundary']:.2f}"
+                     f"{crossed}")
     chosen = primary.get("chosen") or {}
     if chosen:
         lines.append(f"  chosen: {chosen_text(chosen)}")
@@ -483,10 +682,25 @@ def summary_rows(summary: Mapping[str, Any], brackets: bool) -> tuple[list[str],
     rows = [[label, str(comp["n"])] + [format_cell(c.stat(comp), c.unit, brackets) for c in cols]
             for label, comp in summary["compressors"].items()]
     dcols = diff_columns(summary)
-    diff_header = ["compressor"] + [c.heading if c.group != "descriptive" else f"{c.heading} (no test)" for c in dcols]
     mark_exact = test_method(summary)[1]
-    diff_rows = [[label] + [format_diff(summary, tests.get(c.key), c.key, c.unit, brackets, mark_exact) for c in dcols]
-                 for label, tests in summary["comparisons"].items()]
+    # summary.md (brackets): an MDD column beside each tested metric that has one; the terminal
+    # puts the MDD in the cell (format_diff)
+    with_mdd = {c.key for c in dcols if brackets and c.group != "descriptive" and any(
+        (tests.get(c.key) or {}).get("mdd") is not None for tests in summary["comparisons"].values())}
+    diff_header = ["compressor"]
+    for c in dcols:
+        diff_header.append(c.heading if c.group != "descriptive" else f"{c.heading} (no test)")
+        if c.key in with_mdd:
+            diff_header.append(f"{c.heading} MDD")
+    diff_rows = []
+    for label, tests in summary["comparisons"].items():
+        row = [label]
+        for c in dcols:
+            row.append(format_diff(summary, tests.get(c.key), c.key, c.unit, brackets, mark_exact))
+            if c.key in with_mdd:
+                row.append(f"{tests[c.key]['mdd']:.{_digits(c.unit)}f}" if (tests.get(c.key) or {}).get("mdd")
+                           is not None else "-")
+        diff_rows.append(row)
     return header, rows, diff_header, diff_rows
 
 
@@ -508,7 +722,7 @@ def format_table(summary: Mapping[str, Any]) -> str:
         out += ["", f"difference vs '{summary['baseline']}' (paired by example id; * Holm-adjusted p < {SIGNIFICANCE})",
                 f"(p: {method}; Holm-adjusted within each metric's family: that metric, the "
                 f"{len(diff_rows)} compressor(s) below)", _fixed(diff_header, diff_rows)]
-        for note in (too_few_note(summary), unpaired_note(summary)):
+        for note in (mdd_note(summary), too_few_note(summary), unpaired_note(summary)):
             if note:
                 out.append(note)
     return "\n".join(out)
@@ -552,7 +766,7 @@ def format_markdown(summary: Mapping[str, Any], title: str = "ragsift evaluation
                   f"and the Holm-adjusted p-value. {family_note(summary)} "
                   f"`*`: Holm-adjusted p < {SIGNIFICANCE}. See docs/statistics.md.", "",
                   _md_table(diff_header, diff_rows)]
-        for note in (too_few_note(summary), unpaired_note(summary)):
+        for note in (mdd_note(summary), too_few_note(summary), unpaired_note(summary)):
             if note:
                 parts += ["", _md(note)]
         parts += _mcnemar_section(summary)
