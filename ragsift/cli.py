@@ -133,7 +133,8 @@ def _write_file(path: str, write: Callable[[TextIO], None], counts: list[int], *
 
 
 def _cmd_label(args: argparse.Namespace) -> int:
-    from ragsift.datasets import load_examples
+    from ragsift.datasets import resolve_data
+    from ragsift.datasets.holdout import refuse_evaluation_data
     from ragsift.disk_cache import check_cache_path
     from ragsift.errors import OutputError
     from ragsift.labelers.output import manifest_path, write_labels
@@ -148,9 +149,11 @@ def _cmd_label(args: argparse.Namespace) -> int:
         check_cache_path(cache, [args.input, args.output, manifest_path(args.output), partial_path(args.output)],
                          flag="--params cache")
 
-    examples = load_examples(args.input, format=args.format, limit=args.limit)
+    source = resolve_data(None, args.input, args.format)  # a file, or a named dataset (ragsift datasets)
+    examples = list(source.load(args.limit))
+    refuse_evaluation_data(source.path, examples, "ragsift label", name=source.name)
     try:
-        manifest = write_labels(labeler, examples, args.output, input_path=args.input, replace_partial=args.force)
+        manifest = write_labels(labeler, examples, args.output, input_path=source.path, replace_partial=args.force)
     except OSError as exc:
         raise OutputError(describe_os_error(exc, args.output)) from None
     kinds = ", ".join(f"{k} {n}" for k, n in manifest["output"]["kinds"].items())
@@ -243,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_label)
 
     from ragsift.calibration.command import add_calibrate_command
+    from ragsift.datasets.command import add_datasets_command
     from ragsift.evaluation.report.command import add_report_command
     from ragsift.evaluation.run.command import add_evaluate_command, add_merge_command
     from ragsift.evaluation.run.tune_command import add_tune_command
@@ -256,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_calibrate_command(sub)
     add_train_command(sub)
     add_serve_command(sub)
+    add_datasets_command(sub)
     return parser
 
 

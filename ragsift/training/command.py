@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 from ragsift.cli_types import positive_int
 from ragsift.config_files import REPOSITORY
 from ragsift.errors import ConfigError, OutputError
-from ragsift.provenance import device_info, sha256_file, stamp
+from ragsift.provenance import device_info, stamp
 
 if TYPE_CHECKING:
     from ragsift.training.config import TrainConfig
 
 __all__ = ["add_train_command", "run_training", "TrainOptions", "output_folder", "SHIPPED_MODELS", "DEFAULT_RUNS"]
 
-EVALUATION_FILE = "hotpotqa-dev-sf100.json"
 #: the models the repository ships (their README figures come from them): written only when named with --output
 SHIPPED_MODELS = REPOSITORY / "models"
 #: where a config whose [training] output is a shipped model trains by default (relative to the working directory)
@@ -67,16 +66,20 @@ def _seed_everything(seed: int) -> None:
 
 
 def _load(path: Path, fmt: str | None, limit: int | None, role: str) -> tuple[list[Any], dict[str, Any]]:
-    from ragsift.datasets import load_examples
+    from ragsift.datasets import resolve_data
     from ragsift.datasets.file_loader import check_input_file
+    from ragsift.datasets.holdout import refuse_evaluation_data
 
-    if path.name == EVALUATION_FILE:
-        raise ConfigError(f"{path}: this is the evaluation file; never train or choose thresholds on it. Use data/training/.")
-    if not path.exists():
-        raise ConfigError(f"[data] {role}: no such file {path}.")
-    check_input_file(path, f"a {role} data file")
-    examples = list(load_examples(path, format=fmt, limit=limit))
-    return examples, {"path": str(path), "sha256": sha256_file(path), "questions": len(examples)}
+    source = resolve_data(None, path, fmt)  # a file, or a named dataset (ragsift datasets)
+    if source.name is None:
+        if not path.exists():
+            raise ConfigError(f"[data] {role}: no such file {path}.")
+        check_input_file(path, f"a {role} data file")
+    examples = list(source.load(limit))
+    # the evaluation data, by name, content hash, question id or question text
+    sha = refuse_evaluation_data(source.path, examples, "ragsift train", name=source.name)
+    named = {"name": source.name} if source.name else {}
+    return examples, {"path": str(source.path), **named, "sha256": sha, "questions": len(examples)}
 
 
 def output_folder(configured: str, given: str | None) -> tuple[Path, str | None]:
