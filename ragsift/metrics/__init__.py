@@ -13,12 +13,14 @@ def register_metrics(register: Register) -> None:
         EmptyCompressionMetric,
         TokenCountMetric,
     )
+    from ragsift.metrics.documents import GoldDocumentsMetric
     from ragsift.metrics.evidence import EvidenceMetric
 
     register("exact-match", ExactMatchMetric)
     register("f1", TokenF1Metric)
     register("accuracy", AccuracyMetric)
     register("evidence", EvidenceMetric)
+    register("gold-documents", GoldDocumentsMetric)
     register("answer-retention", AnswerRetentionMetric)
     register("tokens", TokenCountMetric)
     register("empty", EmptyCompressionMetric)

@@ -38,6 +38,7 @@ from ragsift.evaluation.report.example_view import (
     view_context,
     view_css,
 )
+from ragsift.evaluation.report.pooling import pooled_note
 from ragsift.evaluation.report.summary import (
     LATENCY_STAGES,
     SIGNIFICANCE,
@@ -233,28 +234,30 @@ def _load_documents(data: RunData) -> tuple[dict[str, tuple[list[DocumentText], 
     from ragsift.provenance import sha256_file
 
     source = data.manifest.get("input", {})
-    path = Path(source["path"]) if source.get("path") else None
-    if path is None or not path.is_file():
-        return {}, f"The input file ({path}) cannot be read here: documents are rebuilt from the recorded sentences, " \
-                   "without titles or gold evidence."
-    if source.get("sha256") and sha256_file(path) != source["sha256"]:
-        return {}, f"The input file {path} changed since the run (SHA-256 differs): documents are rebuilt from the " \
-                   "recorded sentences, without titles or gold evidence."
     wanted = {str(r["id"]) for recs in data.records.values() for r in recs}
-    try:
-        from ragsift.datasets import load_examples
+    out: dict[str, tuple[list[DocumentText], bool]] = {}
+    for part in source.get("datasets") or [source]:  # a suite: each dataset's file
+        path = Path(part["path"]) if part.get("path") else None
+        if path is None or not path.is_file():
+            return {}, f"The input file ({path}) cannot be read here: documents are rebuilt from the recorded " \
+                       "sentences, without titles or gold evidence."
+        if part.get("sha256") and sha256_file(path) != part["sha256"]:
+            return {}, f"The input file {path} changed since the run (SHA-256 differs): documents are rebuilt from " \
+                       "the recorded sentences, without titles or gold evidence."
+        try:
+            from ragsift.datasets import load_examples
 
-        examples = load_examples(path, format=source.get("format"), limit=source.get("examples"),
-                                 params=_dataset_params(data.run_dir, source.get("format")))
-        out = {}
-        for ex in examples:
-            if ex.id in wanted:
-                gold = {i: tuple((e.start, e.end) for e in ex.evidence or () if e.doc_index == i)
-                        for i in range(len(ex.documents))}
-                out[ex.id] = ([DocumentText(d.title, d.text, gold[i]) for i, d in enumerate(ex.documents)],
-                              ex.evidence is not None)
-    except (RagsiftError, OSError, ValueError) as exc:
-        return {}, f"The input file {path} could not be read ({exc}): documents are rebuilt from the recorded sentences."
+            examples = load_examples(path, format=part.get("format"), limit=part.get("examples"),
+                                     params=_dataset_params(data.run_dir, part.get("format")))
+            for ex in examples:
+                if ex.id in wanted:
+                    gold = {i: tuple((e.start, e.end) for e in ex.evidence or () if e.doc_index == i)
+                            for i in range(len(ex.documents))}
+                    out[ex.id] = ([DocumentText(d.title, d.text, gold[i]) for i, d in enumerate(ex.documents)],
+                                  ex.evidence is not None)
+        except (RagsiftError, OSError, ValueError) as exc:
+            return {}, f"The input file {path} could not be read ({exc}): documents are rebuilt from the recorded " \
+                       "sentences."
     return out, None
 
 
@@ -332,6 +335,12 @@ def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
                                                                 for c in r[1:]] for r in mc]}
     return {"table": {"header": header, "rows": rows}, "intro": intro, "notes": notes, "mcnemar": mc_table,
             "mcnemar_note": mcnemar_left_out_note(left_out) if left_out else None}
+
+
+def _dataset_tables(name: str, sub: Mapping[str, Any]) -> dict[str, Any]:
+    """One dataset of a suite: its primary comparison, results and paired tests (unstratified)."""
+    return {"name": name, "n": sub["examples"], "primary": [line.strip() for line in primary_lines(sub)],
+            "results": _results(sub), "paired": _paired(sub)}
 
 
 def _latency(summary: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -567,6 +576,8 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
     primary = None
     if s.get("primary"):
         primary = {"lines": [line.strip() for line in primary_lines(s)], "significant": bool(s["primary"].get("significant"))}
+    if s.get("datasets"):
+        intro.append(pooled_note(s))
     compare = None
     rows = question_rows(data, views)
     if len(labels) > 1:
@@ -581,16 +592,17 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
     return env.get_template("report.html.j2").render(
         title=title, meta=meta, provenance=provenance, intro=intro, primary=primary, results_intro=results_intro,
         results=_results(s), paired=_paired(s), baseline=str(baseline), plots=[_figure(p) for p in plots],
+        datasets=[_dataset_tables(name, sub) for name, sub in (s.get("datasets") or {}).items()],
         latency=_latency(s), compare=compare, labels=labels, examples_intro=examples_intro, csv=CSV_NAME,
         shades=SCORE_SHADES, documents_note=documents_note, with_reader=data.has_reader,
         views=[view_context(v, labels, default, open_=(i == 0), kept_badge=kept_badge) for i, v in enumerate(views)],
         view_css=view_css(labels)) + "\n"
 
 
-def write_report(run_dir: Path, echo: Callable[[str], None] | None = None) -> Path:
-    """Write ``RUN_DIR/plots/*.png``, ``RUN_DIR/records.csv`` and ``RUN_DIR/report.html``; returns
-    the page's path."""
-    data = load_run(Path(run_dir))
+def write_report(run_dir: Path, echo: Callable[[str], None] | None = None, data: RunData | None = None) -> Path:
+    """Write ``RUN_DIR/plots/*.png``, ``RUN_DIR/records.csv`` and ``RUN_DIR/report.html`` from
+    ``data`` (a run's own value), else from what the run directory holds; returns the page's path."""
+    data = data if data is not None else load_run(Path(run_dir))
     plots, notes = _make_plots(data)
     documents, documents_note = _load_documents(data)
     path = data.run_dir / REPORT_NAME

@@ -17,6 +17,7 @@ _EPILOG = """examples:
   ragsift evaluate -c configs/bm25.toml --shard 0/4 --out runs/bm25-0   # 1/4 of the examples; then 'ragsift merge'
   ragsift evaluate -c configs/bm25.toml --engine ray --parquet --out runs/bm25-ray   # docs/scale.md
   ragsift evaluate -c bm25 --set compressor.selector.k=3 --set evaluation.limit=20 --out runs/bm25-k3
+  ragsift evaluate -c quickstart --data hotpotqa-eval,2wiki-eval,musique-eval --no-reader --limit 5 --out runs/suite
 
 writes RUN_DIR/predictions/<compressor>.jsonl (one line per example, flushed as it is done),
 RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report: RUN_DIR/report.html
@@ -61,10 +62,13 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
         "with the config's reader, and report means with bootstrap confidence intervals and paired tests.",
     )
     p.add_argument("--config", "-c", required=True, help="config file or name in configs/")
-    p.add_argument("--data", "-d", help="dataset file (default: the config's [dataset], else the bundled HotpotQA sample)")
+    p.add_argument("--data", "-d", help="dataset file or name ('ragsift datasets'); A,B,C: a suite, each dataset evaluated "
+                   "and pooled (default: the config's [evaluation] datasets, else its [dataset], else the bundled "
+                   "HotpotQA sample)")
     p.add_argument("--format", "-f", help="dataset loader name (default: the config's [dataset] name, else detected)")
     p.add_argument("--out", "-o", required=True, help="run directory")
-    p.add_argument("--limit", type=positive_int, help="only the first N examples (overrides [evaluation] limit)")
+    p.add_argument("--limit", type=positive_int, help="only the first N examples, of each dataset in a suite "
+                   "(overrides [evaluation] limit)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted run: skip examples already written")
     p.add_argument("--allow-mixed", action="store_true",
                    help="with --resume: continue although ragsift's version or a model file changed since the run "

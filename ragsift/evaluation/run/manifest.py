@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MANIFEST_NAME", "sha256_file", "sha256_bytes", "git_state", "package_versions", "device_info", "model_specs",
     "describe_models", "read_manifest", "open_run_dir", "write_manifest", "now", "command_line", "run_manifest", "check_resume",
-    "version_changes", "check_run_dir",
+    "version_changes", "check_run_dir", "input_record",
 ]
 
 MANIFEST_NAME = "manifest.json"
@@ -113,8 +113,7 @@ def run_manifest(plan: RunPlan) -> dict[str, Any]:
                    "overrides": config.overrides,
                    "resolved": config.table(),
                    "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in plan.compressors.items()}},
-        "input": {"path": str(plan.data), "sha256": sha256_file(plan.data), "format": plan.format,
-                  "examples": len(plan.examples)},
+        "input": input_record(plan),
         "run": {"limit": plan.limit, "no_reader": opts.no_reader, "evaluation": plan.settings.model_dump(mode="json"),
                 "shard": shard, "engine": opts.engine},
         "reader": None if plan.reader is None else {"name": plan.reader.registered_name, **plan.reader.describe()},
@@ -123,6 +122,18 @@ def run_manifest(plan: RunPlan) -> dict[str, Any]:
         "packages": provenance["packages"],
         "device": device_info(),
     }
+
+
+def input_record(plan: RunPlan) -> dict[str, Any]:
+    """What the run reads: its file (hash, format, examples read) or, for a suite, every dataset's,
+    under one SHA-256 over theirs (so that ``--resume`` and ``merge`` refuse a change to any)."""
+    if not plan.parts:
+        return {"path": str(plan.data), "sha256": sha256_file(plan.data), "format": plan.format,
+                "examples": len(plan.examples)}
+    datasets = [part.to_dict() for part in plan.parts]
+    combined = sha256_bytes("".join(f"{d['name']}:{d['sha256']}\n" for d in datasets).encode())
+    return {"path": str(plan.data), "sha256": combined, "format": plan.format, "examples": len(plan.examples),
+            "data": ",".join(d["spec"] for d in datasets), "datasets": datasets}
 
 
 def _short(digest: object) -> str:

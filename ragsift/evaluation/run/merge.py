@@ -24,10 +24,11 @@ from ragsift.config import RunConfig
 from ragsift.errors import ConfigError, OutputError
 from ragsift.evaluation.predictions import prediction_paths, read_predictions, record_line
 from ragsift.evaluation.report.html import write_report
-from ragsift.evaluation.report.summary import format_table
+from ragsift.evaluation.report.pooling import suite_table
 from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.manifest import check_run_dir, version_changes
 from ragsift.evaluation.run.plan import RunOptions, RunPlan, plan_run
+from ragsift.evaluation.run.result import RunResult
 from ragsift.evaluation.run.run_summary import summarise
 from ragsift.output_files import describe_os_error, write_text_atomically
 
@@ -147,20 +148,21 @@ def _records(plan: RunPlan, shards: Sequence[tuple[Path, Mapping[str, Any]]]) ->
 
 
 def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, argv: list[str] | None = None,
-               echo: Callable[[str], None] | None = print) -> dict[str, Any]:
-    """Check the shard runs ``run_dirs`` and write their merged run into ``out``; returns the summary."""
+               echo: Callable[[str], None] | None = print) -> RunResult:
+    """Check the shard runs ``run_dirs`` and write their merged run into ``out``; returns its result."""
     if not run_dirs:
         raise ConfigError("merge: give the run directories of the shards.")
     shards = [(Path(d), _read_shard(Path(d))) for d in run_dirs]
     _check_same(shards)
     _check_cover(shards)
     first = shards[0][1]
-    plan = plan_run(RunOptions(config=_config(first), out=out, data=first["input"]["path"],
+    plan = plan_run(RunOptions(config=_config(first), out=out, data=first["input"].get("data") or first["input"]["path"],
                                format=first["input"].get("format"), limit=first["run"].get("limit"),
                                no_reader=bool(first["run"].get("no_reader")), parquet=parquet, argv=argv))
-    if mf.sha256_file(plan.data) != first["input"]["sha256"]:
+    now_sha = mf.input_record(plan)["sha256"]
+    if now_sha != first["input"]["sha256"]:
         raise ConfigError(f"cannot merge: the input file {plan.data} changed since the shards ran (sha256 "
-                          f"{_short(first['input']['sha256'])} -> {_short(mf.sha256_file(plan.data))}).")
+                          f"{_short(first['input']['sha256'])} -> {_short(now_sha)}).")
     records = _records(plan, shards)
     check_run_dir(out, resume=False, resumable=False)
 
@@ -187,7 +189,8 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
                     families=plan.families)
     mf.write_manifest(out, manifest)
+    result = RunResult(plan, out, summary, records, manifest)
     if echo is not None:
-        echo(format_table(summary))
-    write_report(out, echo=echo)
-    return summary
+        echo(suite_table(summary))
+    write_report(out, echo=echo, data=result.report_data())
+    return result

@@ -6,6 +6,7 @@ the plan's config); the predictions record of one example (:func:`make_record`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,8 @@ from ragsift.models import OFFLINE_SMOLLM2
 from ragsift.registry import build_plugin
 from ragsift.types import Example
 
-__all__ = ["RunOptions", "RunPlan", "plan_run", "build_metrics", "build_plugins", "make_record"]
+__all__ = ["RunOptions", "RunPlan", "DatasetPart", "plan_run", "build_metrics", "build_plugins", "make_record",
+           "suite_names"]
 
 
 @dataclass
@@ -51,6 +53,24 @@ class RunOptions:
     engine: str = "local"
 
 
+@dataclass(frozen=True)
+class DatasetPart:
+    """One dataset of a suite run (``--data A,B,C`` or ``[evaluation] datasets``): its name (a
+    named dataset's, or a file's stem), what reads it, and how many of the run's examples it holds."""
+
+    name: str
+    #: as given (``--data`` or ``[evaluation] datasets``): a dataset's name or a file
+    spec: str
+    source: DataSource
+    examples: int
+
+    def to_dict(self) -> dict[str, Any]:
+        from ragsift.provenance import sha256_file
+
+        return {"name": self.name, "spec": self.spec, "path": str(self.source.path),
+                "sha256": sha256_file(self.source.path), "format": self.source.format, "examples": self.examples}
+
+
 @dataclass
 class RunPlan:
     """A run resolved and checked before anything is written: the config (include-resolved, read
@@ -74,6 +94,16 @@ class RunPlan:
     subsets: dict[str, list[Example]]
     #: example id -> its position in ``examples`` (``reader_limit`` counts positions)
     positions: dict[str, int]
+    #: a suite run: its datasets, in order (their examples follow each other in ``examples``, and
+    #: each record carries its dataset); empty for a run of one file
+    parts: list[DatasetPart] = field(default_factory=list)
+
+    @property
+    def strata(self) -> dict[str, str] | None:
+        """Example id -> its dataset in a suite run (the strata of the pooled tests); None otherwise."""
+        if not self.parts:
+            return None
+        return {ex.id: str(ex.metadata["dataset"]) for ex in self.examples}
 
     @property
     def shard(self) -> Shard | None:
@@ -105,6 +135,66 @@ def _load_examples(source: DataSource, limit: int | None) -> list[Example]:
     return examples
 
 
+def suite_names(data: str | Path | None, configured: Sequence[str] | None) -> list[str] | None:
+    """The datasets of a suite run: ``--data A,B,C`` (a comma makes a list, ``A,`` a suite of one),
+    else the config's ``[evaluation] datasets`` when ``--data`` is not given; None: a run of one file."""
+    if data is not None:
+        text = str(data)
+        if "," not in text:
+            return None
+        names = [part.strip() for part in text.split(",")]
+        names = [n for n in names if n]
+        if not names:
+            raise ConfigError(f"--data '{text}': no dataset named; give NAME[,NAME...] (see 'ragsift datasets').")
+        return names
+    return list(configured) if configured else None
+
+
+def _part_name(text: str) -> str:
+    """A dataset's name in a suite: a named dataset's own, a file's stem."""
+    path = Path(text)
+    return path.stem if path.suffix or len(path.parts) > 1 else text
+
+
+def _load_suite(config: RunConfig, names: Sequence[str], format: str | None,
+                limit: int | None) -> tuple[list[DatasetPart], list[Example]]:
+    """Every dataset of a suite, the first ``limit`` examples of each, tagged with its name
+    (``metadata["dataset"]``), ids unique across the suite."""
+    parts: list[DatasetPart] = []
+    examples: list[Example] = []
+    owner: dict[str, str] = {}
+    for text in names:
+        name = _part_name(text)
+        if any(p.name == name for p in parts):
+            raise ConfigError(f"--data: dataset '{name}' is named twice in the suite.")
+        source = config.data(text, format)
+        loaded = _load_examples(source, limit)
+        for ex in loaded:
+            if ex.id in owner:
+                raise ConfigError(f"{source.path}: example id '{ex.id}' is also in dataset '{owner[ex.id]}'; a suite "
+                                  "pairs and resumes by example id, so ids must be unique across its datasets.")
+            owner[ex.id] = name
+            examples.append(dataclasses.replace(ex, metadata={**ex.metadata, "dataset": name}))
+        parts.append(DatasetPart(name, text, source, len(loaded)))
+    return parts, examples
+
+
+def _first(examples: list[Example], limit: int | None, suite: bool) -> list[Example]:
+    """The first ``limit`` examples (None: all); of each dataset in a suite."""
+    if limit is None:
+        return examples
+    if not suite:
+        return examples[:limit]
+    taken: dict[str, int] = {}
+    out = []
+    for ex in examples:
+        name = str(ex.metadata["dataset"])
+        if taken.get(name, 0) < limit:
+            taken[name] = taken.get(name, 0) + 1
+            out.append(ex)
+    return out
+
+
 def plan_run(opts: RunOptions) -> RunPlan:
     """Read the config once, build every plugin, read the data and check the settings, writing nothing."""
     config = opts.config if isinstance(opts.config, RunConfig) else load_config(opts.config)
@@ -114,14 +204,20 @@ def plan_run(opts: RunOptions) -> RunPlan:
     baseline = settings.check_labels(labels, config.source, families=list(families.values()))
     prediction_paths(Path(opts.out), labels, config.source)  # labels that would share a file are refused
     limit = opts.limit if opts.limit is not None else settings.limit
-    source = config.data(opts.data, opts.format)  # the one rule: ragsift.datasets.resolve_data
-    examples = _load_examples(source, limit)
-    subsets = {label: examples[: limits_by_label.get(label, len(examples))] for label in labels}
+    suite = suite_names(opts.data, settings.datasets)
+    parts: list[DatasetPart] = []
+    if suite is None:
+        source = config.data(opts.data, opts.format)  # the one rule: ragsift.datasets.resolve_data
+        examples = _load_examples(source, limit)
+    else:  # a suite: the first `limit` of each dataset
+        parts, examples = _load_suite(config, suite, opts.format, limit)
+        source = parts[0].source
+    subsets = {label: _first(examples, limits_by_label.get(label), bool(parts)) for label in labels}
     if opts.shard is not None:
         subsets = {label: select_shard(subset, opts.shard) for label, subset in subsets.items()}
         opts.shard.check_not_empty(len(examples), source.path)
     return RunPlan(opts, config, settings, compressors, families, labels, baseline, reader, metrics, limit,
-                   source.path, source.format, examples, subsets, {ex.id: i for i, ex in enumerate(examples)})
+                   source.path, source.format, examples, subsets, {ex.id: i for i, ex in enumerate(examples)}, parts)
 
 
 def build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> list[Metric]:
@@ -162,8 +258,10 @@ def make_record(label: str, example: Example, result: Any, answer: Any, read_sec
     timings = dict(record.pop("timings"))
     if read_seconds is not None:
         timings["read"] = read_seconds
+    dataset = {"dataset": example.metadata["dataset"]} if "dataset" in example.metadata else {}
     return {
         "id": example.id,
+        **dataset,
         "compressor": label,
         "question": example.question,
         "answers": list(example.answers),

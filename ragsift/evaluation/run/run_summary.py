@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsift.evaluation.predictions import prediction_paths, read_records
-from ragsift.evaluation.report.summary import build_summary, format_markdown
+from ragsift.evaluation.report.pooling import suite_markdown
+from ragsift.evaluation.report.summary import build_summary
 from ragsift.evaluation.run.plan import RunPlan
 from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.types import Example
@@ -51,22 +52,42 @@ def primary_record(plan: RunPlan) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def _of_dataset(records: Mapping[str, Sequence[Mapping[str, Any]]], name: str) -> dict[str, list[Mapping[str, Any]]]:
+    return {label: [r for r in recs if r.get("dataset") == name] for label, recs in records.items()}
+
+
+def _summary(plan: RunPlan, records: Mapping[str, Sequence[Mapping[str, Any]]],
+             strata: Mapping[str, str] | None) -> dict[str, Any]:
+    """The means, intervals and paired tests of ``records``; with ``strata`` (example id -> dataset),
+    pooled over the datasets with stratified tests."""
+    settings = plan.settings
+    summary = build_summary(records, _outputs(plan.metrics), baseline=plan.baseline, samples=settings.bootstrap_samples,
+                            confidence=settings.confidence, seed=settings.seed, primary=settings.primary,
+                            primary_chosen=primary_record(plan) if settings.primary else None, strata=strata)
+    for label, family in plan.families.items():  # a sweep's points: one line per family in the report
+        summary["compressors"][label]["family"] = family
+    return summary
+
+
 def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     """The summary of ``records`` (label -> records, in example order), written as summary.json
     and summary.md (and the predictions as Parquet with ``--parquet`` or ``[evaluation] parquet``)."""
     settings = plan.settings
-    summary = build_summary(records, _outputs(plan.metrics), baseline=plan.baseline, samples=settings.bootstrap_samples,
-                            confidence=settings.confidence, seed=settings.seed,
-                            primary=settings.primary, primary_chosen=primary_record(plan) if settings.primary else None)
-    examples = plan.run_examples()
-    summary = {"run_dir": str(run_dir), "config": str(plan.config.source), "examples": examples, **summary}
-    for label, family in plan.families.items():  # a sweep's points: one line per family in the report
-        summary["compressors"][label]["family"] = family
+    strata = plan.strata
+    summary = {"run_dir": str(run_dir), "config": str(plan.config.source), "examples": plan.run_examples(),
+               **_summary(plan, records, strata)}
+    if strata is not None:  # a suite: the pooled tables above (stratified tests), one summary per dataset
+        sizes = {part.name: sum(1 for name in strata.values() if name == part.name) for part in plan.parts}
+        summary["pooling"] = {"by": "dataset", "means": "every question weighs once",
+                              "tests": "stratified by dataset (resampling and sign flips within each dataset)",
+                              "datasets": sizes}
+        summary["datasets"] = {name: {"examples": size, **_summary(plan, _of_dataset(records, name), None)}
+                               for name, size in sizes.items()}
     if settings.anchors:  # published figures the report's plots overlay ([[evaluation.anchors]])
         summary["anchors"] = [a.model_dump(exclude_none=True) for a in settings.anchors]
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     title = f"ragsift evaluation: {Path(plan.config.source).name}"
-    (run_dir / "summary.md").write_text(format_markdown(summary, title), encoding="utf-8")
+    (run_dir / "summary.md").write_text(suite_markdown(summary, title), encoding="utf-8")
     if plan.options.parquet or settings.parquet:
         from ragsift.evaluation.columnar import write_parquet
 

@@ -10,17 +10,18 @@ from typing import Any
 
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation.report.html import write_report
-from ragsift.evaluation.report.summary import format_table
+from ragsift.evaluation.report.pooling import suite_table
 from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.engines import get_engine
 from ragsift.evaluation.run.engines.local import EvaluationInterrupted, problem
 from ragsift.evaluation.run.manifest import check_run_dir, version_changes
 from ragsift.evaluation.run.plan import RunOptions, RunPlan, build_metrics, plan_run
+from ragsift.evaluation.run.result import RunResult
 from ragsift.evaluation.run.run_summary import collect_records, summarise
 from ragsift.output_files import describe_os_error
 from ragsift.remote import redact_secrets
 
-__all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "run_evaluation", "plan_run", "summarise",
+__all__ = ["EvaluationInterrupted", "RunOptions", "RunPlan", "RunResult", "run_evaluation", "run_plan", "plan_run", "summarise",
            "version_changes", "check_run_dir", "collect_records", "problem", "build_metrics", "get_engine"]
 
 
@@ -53,9 +54,16 @@ def _start_manifest(plan: RunPlan, run_dir: Path, old: dict[str, Any] | None) ->
     return manifest
 
 
-def run_evaluation(opts: RunOptions) -> dict[str, Any]:
-    """Run (or resume) an evaluation; returns the summary (also written to RUN_DIR)."""
-    plan = plan_run(opts)
+def run_evaluation(opts: RunOptions) -> RunResult:
+    """Run (or resume) an evaluation; returns its result (also written to RUN_DIR): the plan, the
+    records, the summary (the result reads as it) and the manifest."""
+    return run_plan(plan_run(opts))
+
+
+def run_plan(plan: RunPlan) -> RunResult:
+    """Run (or resume) the evaluation of a plan already made (:func:`plan_run`), e.g. one whose
+    data a caller has checked (``ragsift tune`` refuses evaluation questions first)."""
+    opts = plan.options
     engine = get_engine(opts.engine)
     engine.check(plan)
     run_dir = Path(opts.out)
@@ -87,6 +95,7 @@ def run_evaluation(opts: RunOptions) -> dict[str, Any]:
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
                     caches=engine_report, families=plan.families)
     mf.write_manifest(run_dir, manifest)
-    opts.echo(format_table(summary))
-    write_report(run_dir, echo=opts.echo)
-    return summary
+    result = RunResult(plan, run_dir, summary, records, manifest)
+    opts.echo(suite_table(summary))
+    write_report(run_dir, echo=opts.echo, data=result.report_data())
+    return result

@@ -18,9 +18,9 @@ from ragsift import config_files
 from ragsift.config import load_config
 from ragsift.datasets.holdout import refuse_evaluation_data
 from ragsift.errors import ConfigError
-from ragsift.evaluation.predictions import prediction_path, read_records
 from ragsift.evaluation.run import manifest as mf
-from ragsift.evaluation.run.runner import RunOptions, run_evaluation
+from ragsift.evaluation.run.plan import DatasetPart, plan_run
+from ragsift.evaluation.run.runner import RunOptions, run_plan
 from ragsift.plugin import format_validation_error
 from ragsift.provenance import portable_path
 
@@ -200,19 +200,18 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
     frozen = opts.frozen if opts.frozen is not None else Path(opts.out) / "tuned.toml"
     if frozen.exists() and not (opts.force or opts.resume):
         raise ConfigError(f"{frozen} exists; pass --force to overwrite it, or choose another --frozen path.")
-    # refused before anything runs or is written: the file the run will read, by the run's own rule
-    source = config.data(opts.data, opts.format)
-    limit = opts.limit if opts.limit is not None else (config.evaluation or {}).get("limit")
-    examples = list(source.load(limit))
-    sha = refuse_evaluation_data(Path(source.path), examples, "ragsift tune")
-
-    summary = run_evaluation(RunOptions(config=config, out=Path(opts.out), data=opts.data, format=opts.format,
-                                        limit=opts.limit, resume=opts.resume, progress=opts.progress,
-                                        argv=opts.argv, echo=opts.echo))
-    manifest = mf.read_manifest(Path(opts.out)) or {}
-    if manifest.get("input", {}).get("sha256") != sha:  # the run read what was checked
-        raise ConfigError(f"{opts.out}: the run read another file than the one checked ({source.path}).")
-    records = {label: read_records(prediction_path(Path(opts.out), label)) for label in summary["compressors"]}
+    # refused before anything runs or is written: what the run will read, read once, by the run's own rule
+    plan = plan_run(RunOptions(config=config, out=Path(opts.out), data=opts.data, format=opts.format,
+                               limit=opts.limit, resume=opts.resume, progress=opts.progress, argv=opts.argv,
+                               echo=opts.echo))
+    parts = plan.parts or [DatasetPart(Path(plan.data).stem, str(plan.data), config.data(opts.data, opts.format),
+                                       len(plan.examples))]
+    shas = [refuse_evaluation_data(Path(part.source.path), [ex for ex in plan.examples
+                                                            if ex.metadata.get("dataset", part.name) == part.name],
+                                   "ragsift tune") for part in parts]
+    sha = mf.input_record(plan)["sha256"] if plan.parts else shas[0]
+    result = run_plan(plan)
+    summary, records, manifest = result.summary, result.records, result.manifest
     rows = point_rows(summary, records, tune.rule.metric)
     families: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -230,22 +229,25 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
     record = {
         "created_at": mf.now(), "ragsift_version": __version__, "tuning_config": str(tune.source),
         "rule": {**tune.rule.model_dump(), "text": tune.rule.describe()},
-        "development": {"path": str(source.path), "sha256": sha, "format": manifest["input"].get("format"),
-                        "questions": len(ids), "ids": ids},
+        "development": {"path": str(plan.data), "sha256": sha, "format": manifest["input"].get("format"),
+                        "questions": len(ids), "ids": ids,
+                        **({"datasets": manifest["input"]["datasets"], "scope": "pooled"} if plan.parts else {})},
         "sweep": {"config": shown, "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
                   "overrides": config.overrides},
         "chosen": chosen,
         "table": rows,
     }
     description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {shown}: on {len(ids)} development "
-                   f"questions of {source.path} (sha256 {sha[:12]}...), each compressor's point chosen by the rule "
+                   f"questions of {manifest['input'].get('data') or plan.data} (sha256 {sha[:12]}...), each "
+                   f"compressor's point chosen{' on the pooled suite' if plan.parts else ''} by the rule "
                    f"'{tune.rule.describe()}': " + ", ".join(f"{f} = {lbl}" for f, lbl in chosen.items())
                    + ". [tuned] records the rule, the questions and the sweep's table.")
-    out: dict[str, Any] = {"description": description,
-                           "dataset": {**({"name": source.format} if source.format else {}), "path": str(source.path),
-                                       **source.params},
-                           "compressors": compressors, "reader": config.reader,
+    dataset = {} if plan.parts else {"dataset": {**({"name": plan.format} if plan.format else {}),
+                                                 "path": str(plan.data), **parts[0].source.params}}
+    out: dict[str, Any] = {"description": description, **dataset, "compressors": compressors, "reader": config.reader,
                            "evaluation": _frozen_evaluation(config.evaluation, chosen, list(compressors))}
+    if plan.parts:  # a suite: the frozen config reads the same datasets by default
+        out["evaluation"]["datasets"] = [part.spec for part in plan.parts]
     if opts.limit is not None:  # the questions the choice used
         out["evaluation"]["limit"] = opts.limit
     out["tuned"] = record
