@@ -233,11 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("label", help="make training data for a scorer", formatter_class=_F,
                        description="Write labelled training records (JSONL) made by a labeler from a dataset with gold evidence. "
-                       "Never label the evaluation sample.",
+                       "The evaluation data is refused (docs/datasets.md).",
                        epilog="examples:\n  ragsift label --labeler exit-pairs --input train.json --output exit-train.jsonl\n"
                        "  ragsift label -l exit-pairs -i train.json -o pairs.jsonl --params '{\"seed\": 1}'")
     p.add_argument("--labeler", "-l", required=True, help="labeler name (see: ragsift plugins --stage labeler)")
-    p.add_argument("--input", "-i", required=True, help="dataset file with gold evidence")
+    p.add_argument("--input", "-i", required=True, help="dataset file with gold evidence, or a named dataset")
     p.add_argument("--format", "-f", help="dataset loader name (default: detected)")
     p.add_argument("--output", "-o", required=True, help="output JSONL file")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
@@ -248,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ragsift.calibration.command import add_calibrate_command
     from ragsift.datasets.command import add_datasets_command
     from ragsift.evaluation.report.command import add_report_command
+    from ragsift.evaluation.report.power_command import add_power_command
     from ragsift.evaluation.run.command import add_evaluate_command, add_merge_command
     from ragsift.evaluation.run.tune_command import add_tune_command
     from ragsift.service.command import add_serve_command
@@ -256,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluate_command(sub)
     add_merge_command(sub)
     add_report_command(sub)
+    add_power_command(sub)
     add_tune_command(sub)
     add_calibrate_command(sub)
     add_train_command(sub)
