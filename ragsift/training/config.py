@@ -20,8 +20,8 @@ names only what it changes. Relative paths (``[data]`` files, model locations) a
 to the folder of the config file that names them,
 else from the working directory, else from ragsift's shipped data (the source tree's root or the
 copy inside the installed package: :mod:`ragsift.config_files`); ``[training] output`` is relative
-to the working directory. The evaluation file (``ragsift/data/hotpotqa-dev-sf100.json``) is refused as training
-or development data.
+to the working directory. ``train`` and ``dev`` may name a named dataset (``2wiki-dev``). The evaluation data
+(:func:`ragsift.datasets.holdout.refuse_evaluation_data`) is refused as training or development data.
 """
 
 from __future__ import annotations

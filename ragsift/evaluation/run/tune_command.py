@@ -23,9 +23,10 @@ questions and whose [reader] is the run's reader) and the rule, written before t
   within = 1.0                    # candidates: points within 1 EM point of the best (0: the best only)
   prefer = "fewer-prompt-tokens"  # or fewer-compressed-tokens, lower-latency
 
-refuses the evaluation file (ragsift/data/hotpotqa-dev-sf100.json, by content hash, and any of its
-question ids); writes OUT (the sweep's run directory, as 'ragsift evaluate' writes it) and the frozen
-config (default OUT/tuned.toml): each swept compressor's chosen point under its own label, with
+refuses the evaluation data (ragsift/data/hotpotqa-dev-sf100.json and every evaluation dataset of
+'ragsift datasets': by name, content hash, question id and question text; docs/datasets.md); writes
+OUT (the sweep's run directory, as 'ragsift evaluate' writes it) and the frozen config (default
+OUT/tuned.toml): each swept compressor's chosen point under its own label, with
 [tuned] recording the rule, the development file's sha256 and question ids, and the sweep's table.
 docs/tuning.md."""
 
