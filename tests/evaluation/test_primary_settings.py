@@ -12,9 +12,9 @@ from ragsift.evaluation.run.settings import EvaluationSettings, PrimarySettings
 def test_a_label_is_superiority_on_em_as_before() -> None:
     settings = EvaluationSettings.from_table({"primary": "bm25"})
     assert settings.primary == "bm25"
-    assert settings.primary_test == PrimarySettings(compressor="bm25")
-    assert settings.primary_test.design() == PrimaryDesign("bm25")  # type: ignore[union-attr]
-    assert EvaluationSettings.from_table({}).primary_test is None
+    assert settings.primary_test() == PrimarySettings(compressor="bm25")
+    assert settings.primary_test().design() == PrimaryDesign("bm25")  # type: ignore[union-attr]
+    assert EvaluationSettings.from_table({}).primary_test() is None
 
 
 def test_a_table_declares_the_test_and_keeps_primary_a_label() -> None:
@@ -22,7 +22,7 @@ def test_a_table_declares_the_test_and_keeps_primary_a_label() -> None:
              "looks": [0.25, 0.5, 0.75, 1.0], "max_n": 524, "futility": True, "spending": "pocock", "alpha": 0.025}
     settings = EvaluationSettings.from_table({"primary": table, "primary_chosen_on": "dev suite"})
     assert settings.primary == "bridge-ranked"  # every reader of the label is unchanged
-    test = settings.primary_test
+    test = settings.primary_test()
     assert test is not None and test.margin == 3.0 and test.metric == "em" and test.looks == [0.25, 0.5, 0.75, 1.0]
     design = test.design()
     assert design == PrimaryDesign("bridge-ranked", "em", "non-inferiority-then-superiority", 3.0, 0.025,

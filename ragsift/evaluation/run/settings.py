@@ -190,7 +190,7 @@ class EvaluationSettings(_Table):
     ray: RaySettings = Field(default_factory=lambda: RaySettings.model_validate({}), description="the Ray engine's cluster, pools and GPUs")
     anchors: list[AnchorSettings] = Field(default_factory=list, description="published figures overlaid on the plots")
     #: the declared primary test when ``[evaluation.primary]`` is a table (``primary`` then holds its
-    #: compressor label, so every reader of the label is unchanged); see :attr:`primary_test`
+    #: compressor label, so every reader of the label is unchanged); see :meth:`primary_test`
     _primary_table: PrimarySettings | None = PrivateAttr(None)
 
     @model_validator(mode="wrap")
@@ -212,7 +212,6 @@ class EvaluationSettings(_Table):
             model._primary_table = table
         return model
 
-    @property
     def primary_test(self) -> PrimarySettings | None:
         """The declared primary test: the ``[evaluation.primary]`` table, or for ``primary =
         "label"`` that label with every default (superiority on EM at alpha 0.05); None when no
