@@ -16,10 +16,13 @@ No pickle: values are plain JSON.
 
 Each entry carries the SHA-256 of its value (``checksum``), so a well-formed but altered entry
 (an edit; a shared cache that every run and checkout reads) is a miss too: it is named in a
-warning and computed again. Entries written before checksums existed have none; they are read
-as before (recomputing a shared cache of model scores would cost hours) and keep working, and
-older checkouts read the new entries (the extra field is ignored). A checksum guards against
-accidents, not against someone who can write the cache: they can recompute it.
+warning and computed again. Where a checksum is expected, a missing or ``null`` one is the same
+miss (issue 53): in a cache folder this version started (it writes :data:`MARKER` into a folder
+that holds no entry yet) and in a JSONL file with the store's header. Entries of a folder from
+before checksums have none; they are read as before (recomputing a shared cache of model scores
+would cost hours), and older checkouts read the new entries (the extra field is ignored). A
+checksum guards against accidents, not against someone who can write the cache: they can
+recompute it.
 
 ``JsonStore(None)`` keeps values in memory only (the same interface without a disk).
 """
@@ -40,12 +43,15 @@ from typing import Any
 from ragsift.errors import ConfigError, OutputError
 from ragsift.provenance import sha256_file
 
-__all__ = ["JsonStore", "JsonlStore", "JSONL_HEADER", "check_cache_path", "CacheWrapper", "config_strings", "digest",
+__all__ = ["JsonStore", "JsonlStore", "JSONL_HEADER", "MARKER", "check_cache_path", "CacheWrapper", "config_strings", "digest",
            "model_identity", "value_checksum"]
 
 log = logging.getLogger(__name__)
 #: the entry fields that are not part of the value its checksum covers
 _ENTRY_FIELDS = ("key", "checksum")
+
+#: the file a :class:`JsonStore` writes into a cache folder it starts: every entry there has a checksum
+MARKER = ".ragsift-cache.json"
 
 _MODEL_KEYS = ("model", "adapter", "head")
 #: keys naming a single weight file of ragsift's own (a Yes/No scorer's ``readout``), keyed by content
@@ -224,6 +230,25 @@ class JsonStore:
     def __init__(self, folder: str | Path | None) -> None:
         self.folder = None if folder is None else Path(folder).expanduser()
         self._memory: dict[str, dict[str, Any]] = {}
+        self._checksums_expected: bool | None = None  # whether MARKER is there (looked up once)
+        self._marker_checked = False
+
+    def _expects_checksums(self) -> bool:
+        if self._checksums_expected is None:
+            self._checksums_expected = self.folder is not None and (self.folder / MARKER).is_file()
+        return self._checksums_expected
+
+    def _start_folder(self) -> None:
+        """Once per store: a folder that holds no entry yet gets :data:`MARKER`, since every entry
+        this version writes has a checksum (a folder from before checksums is left as it is)."""
+        if self._marker_checked or self.folder is None:
+            return
+        self._marker_checked = True
+        if self._expects_checksums() or any(self.folder.glob("??/*.json")):
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / MARKER).write_text(json.dumps({"format": "ragsift-json-cache", "checksums": True}) + "\n")
+        self._checksums_expected = True
 
     def path(self, key: str) -> Path | None:
         return None if self.folder is None else self.folder / key[:2] / f"{key}.json"
@@ -242,7 +267,12 @@ class JsonStore:
             return None
         if not isinstance(value, dict) or value.get("key") != key:
             return None
+        present = "checksum" in value
         checksum = value.pop("checksum", None)
+        if checksum is None and (present or self._expects_checksums()):
+            log.warning("%s: this cache entry has no checksum where one is expected (edited or corrupted); it is "
+                        "ignored and computed again.", path)
+            return None
         if checksum is not None and checksum != value_checksum(value):
             log.warning("%s: this cache entry does not match its checksum (edited or corrupted); it is ignored "
                         "and computed again.", path)
@@ -258,6 +288,7 @@ class JsonStore:
         path = self.path(key)
         if path is None:
             return
+        self._start_folder()
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=path.parent)
         try:
@@ -359,7 +390,12 @@ class JsonlStore:
             with path.open("r+b") as fh:
                 fh.truncate(data.rfind(b"\n") + 1)
         for number, record in records:
+            present = "checksum" in record
             checksum = record.pop("checksum", None)
+            if checksum is None and (present or own):  # every line after the header has one: a deleted one is corrupt
+                log.warning("%s:%d: this cache line has no checksum where one is expected (edited or corrupted); it "
+                            "is ignored and computed again.", path, number)
+                continue
             if checksum is not None and checksum != value_checksum(record):
                 log.warning("%s:%d: this cache line does not match its checksum (edited or corrupted); it is ignored "
                             "and computed again.", path, number)

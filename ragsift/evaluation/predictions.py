@@ -6,8 +6,10 @@ else is an error: the file was edited or corrupted, and silently skipping it wou
 
 Each record carries the SHA-256 of its content (``checksum``, :func:`record_line`): a record that
 is well-formed but altered is refused the same way by ``--resume``, ``merge`` and ``report``,
-naming the file and the line. Records written before checksums existed have none and are read
-as before. The field is a storage detail: records are returned without it.
+naming the file and the line. A ``null`` checksum, or a missing one in a file whose other records
+have theirs, is refused the same way (issue 53: a deleted checksum is no way around the check).
+Records of a file written before checksums existed have none and are read as before. The field
+is a storage detail: records are returned without it.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
         return []
     data = path.read_bytes()
     records: list[dict[str, Any]] = []
+    without: list[tuple[int, str]] = []  # (line, id) of the records that have no checksum
     offset = 0
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
@@ -79,6 +82,7 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
             record = json.loads(raw)
             if not isinstance(record, dict) or "id" not in record:
                 raise ValueError("not a record with an 'id'")
+            present = CHECKSUM in record
             stored = record.pop(CHECKSUM, None)
         except ValueError as exc:
             if is_last:  # no newline after it: the write was interrupted
@@ -87,6 +91,12 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
                         fh.truncate(offset)
                 break
             raise DataFormatError(path, number, f"not a complete JSON record ({exc}); the file was edited or corrupted.") from None
+        if present and stored is None:
+            raise DataFormatError(path, number, f"record '{record['id']}' has a null checksum: it was edited or corrupted "
+                                  "after it was written. Restore the file, or delete this line and rerun 'ragsift "
+                                  "evaluate' with --resume to compute the record again.")
+        if not present:
+            without.append((number, str(record["id"])))
         if stored is not None and stored != digest(record):
             raise DataFormatError(path, number, f"record '{record['id']}' does not match its checksum: it was edited or "
                                   "corrupted after it was written. Restore the file, or delete this line and rerun "
@@ -96,6 +106,11 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
                 fh.write(b"\n")
         records.append(record)
         offset += len(raw) + 1
+    if without and len(without) < len(records):  # the file has checksums: a missing one was deleted
+        number, record_id = without[0]
+        raise DataFormatError(path, number, f"record '{record_id}' has no checksum, unlike the other records of this "
+                              "file: it was edited or corrupted after it was written. Restore the file, or delete this "
+                              "line and rerun 'ragsift evaluate' with --resume to compute the record again.")
     return records
 
 

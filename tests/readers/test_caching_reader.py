@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ragsift.disk_cache import JsonlStore, JsonStore
+from ragsift.errors import ConfigError
 from ragsift.readers.base import Reader, ReaderAnswer
 from ragsift.readers.caching import CachedAnswer, CachingReader
 
@@ -91,7 +94,7 @@ def test_the_key_changes_when_a_local_model_file_changes(tmp_path: Path) -> None
 def test_an_altered_line_of_a_jsonl_reader_cache_is_a_miss(tmp_path: Path, caplog: Any) -> None:
     """The labelers' reader cache (one JSONL file) checks each line's checksum as the evaluation's
     caches check their entries: a well-formed but altered answer is asked again (named in a
-    warning), and a line written before checksums existed is read as before."""
+    warning), and so is a line whose checksum was deleted (issue 53)."""
     path = tmp_path / "cache.jsonl"
     _reader(JsonlStore(path)).answer_many(["q"], ["Paris is big"])
     header, line = path.read_text().splitlines()  # the store's header proves the file is its own
@@ -103,7 +106,10 @@ def test_an_altered_line_of_a_jsonl_reader_cache_is_a_miss(tmp_path: Path, caplo
     assert again.inner.prompts == [("q", "Paris is big")]  # type: ignore[attr-defined]
     assert f"{path}:2" in caplog.text and "checksum" in caplog.text
     assert _reader(JsonlStore(path)).answer_many(["q"], ["Paris is big"])[0].text == "Paris"  # the appended line wins
-    path.write_text(header + "\n" + json.dumps({k: v for k, v in stored.items() if k != "checksum"}) + "\n")  # an old line
-    old = _reader(JsonlStore(path))
-    assert [a.text for a in old.answer_many(["q"], ["Paris is big"])] == ["Paris"]
-    assert old.inner.prompts == []  # type: ignore[attr-defined]
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "checksum"}) + "\n")  # without one
+    with pytest.raises(ConfigError, match="line 1 has no checksum"):  # nothing proves the file is a cache
+        JsonlStore(path)
+    path.write_text(header + "\n" + json.dumps({k: v for k, v in stored.items() if k != "checksum"}) + "\n")
+    deleted = _reader(JsonlStore(path))  # a cache with the header: every line has one, so this one is corrupt
+    assert [a.text for a in deleted.answer_many(["q"], ["Paris is big"])] == ["Paris"]
+    assert deleted.inner.prompts == [("q", "Paris is big")]  # type: ignore[attr-defined]

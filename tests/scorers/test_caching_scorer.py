@@ -151,6 +151,8 @@ def test_an_altered_cache_entry_is_a_miss_and_is_computed_again(tmp_path: Path, 
     used; the scores are computed again and the entry rewritten."""
     import json
 
+    from ragsift.disk_cache import MARKER
+
     inner = CountingScorer(model=str(model))
     example = _example()
     sentences = _sentences(example)
@@ -165,7 +167,9 @@ def test_an_altered_cache_entry_is_a_miss_and_is_computed_again(tmp_path: Path, 
     assert inner.scored == scored + len(sentences)  # recomputed, not read
     assert str(entry) in caplog.text and "checksum" in caplog.text
     assert json.loads(entry.read_text())["scores"] == list(right)  # rewritten
-    # an entry written before checksums existed is read as before (the shared cache stays usable)
+    # an entry written before checksums existed, in a folder from then (no marker), is read as before
+    # (the shared cache stays usable); in a folder this version started it would be a miss (issue 53)
+    (tmp_path / "cache" / MARKER).unlink()
     entry.write_text(json.dumps({k: v for k, v in stored.items() if k != "checksum"}))
     third = CachingScorer(inner, JsonStore(tmp_path / "cache"), splitter={"name": "regex"})
     scored = inner.scored
