@@ -56,10 +56,10 @@ class CoverageCheck:
     def describe(self) -> str:
         """One line for a terminal or a report."""
         promise = "" if self.nominal is None else f" vs 1 - alpha = {self.nominal:.3g} ({self.verdict})"
-        tokens = "" if self.tokens_kept is None else f", {self.tokens_kept:.1f} tokens kept"
+        tokens = "" if self.tokens_kept is None else f", {self.tokens_kept:.1f} tokens"
         unit = "documents" if self.level == "document" else "sentences"
         line = (f"coverage of the {self.target}: {self.covered}/{self.n} = {100 * self.coverage:.1f}% "
-                f"[{100 * self.low:.1f}, {100 * self.high:.1f}]{promise}; {self.units_kept:.2f} {unit}{tokens} kept")
+                f"[{100 * self.low:.1f}, {100 * self.high:.1f}]{promise}; kept {self.units_kept:.2f} {unit}{tokens}")
         return line + (f". {self.note}" if self.note else "")
 
 
