@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,13 +45,34 @@ from ragsift.evaluation.run.timing import timed_compress, timed_read
 __all__ = ["RayEngine", "check_ray", "evaluate_with_ray", "CompressStage", "ReadStage"]
 
 
+#: the environment variable by which the user (not a config) lets ragsift join a Ray cluster
+ADDRESS_ENV = "RAGSIFT_RAY_ADDRESS"
+
+
+def cluster_address(settings: EvaluationSettings) -> str | None:
+    """The Ray cluster to join, or None for a local Ray this run starts. Joining a cluster runs
+    this process's pickled code there and reads what it sends back (Ray has no authentication),
+    so a config alone may not choose one (issue 53, docs/threat-model.md): ``[evaluation.ray]
+    address`` is used only when the user's environment names the same cluster in
+    ``RAGSIFT_RAY_ADDRESS``, which alone also picks one."""
+    configured = settings.ray.address
+    chosen = os.environ.get(ADDRESS_ENV) or None
+    if configured is not None and configured != chosen:
+        raise ConfigError(f"[evaluation.ray] address = '{configured}' names a Ray cluster to join, and a config alone may "
+                          f"not choose one (the run's code and data go there unauthenticated). Set {ADDRESS_ENV}="
+                          f"'{configured}' in your environment to join it, or remove the address to start a local Ray.")
+    return chosen
+
+
 def check_ray(settings: EvaluationSettings) -> None:
-    """Refuse ``--engine ray`` without Ray Data installed (before a run directory is made)."""
+    """Refuse ``--engine ray`` without Ray Data installed, or with a cluster named by the config
+    alone (before a run directory is made)."""
     try:
         import ray  # noqa: F401
         import ray.data  # noqa: F401
     except ImportError:
         raise ConfigError("--engine ray needs Ray Data: pip install 'ragsift[ray]' (or pip install 'ray[data]').") from None
+    cluster_address(settings)
 
 
 #: Ray Data logs a warning for every block whose column of examples (Python objects) it stores as
@@ -193,7 +215,7 @@ def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], p
     report: dict[str, Any] = {"engine": "ray", "rows": len(rows), "settings": rs.model_dump(mode="json")}
     if not rows:
         return report
-    started = _start_ray(rs.address, quiet=not progress)
+    started = _start_ray(cluster_address(settings), quiet=not progress)
     _quiet(everything=not progress)
     try:
         context = ray.data.DataContext.get_current()
