@@ -41,6 +41,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         resume=args.resume, allow_mixed=args.allow_mixed, no_reader=args.no_reader, argv=["ragsift", *sys.argv[1:]],
         progress=not args.quiet,
         shard=None if args.shard is None else parse_shard(args.shard), parquet=args.parquet, engine=args.engine,
+        until_look=args.until_look,
     ))
     return 0
 
@@ -81,6 +82,9 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
                    "pip install 'ragsift[ray]')")
     p.add_argument("--parquet", action="store_true", help="also write predictions/<label>.parquet and "
                    "<label>.sentences.parquet (as [evaluation] parquet = true; pip install 'ragsift[parquet]')")
+    p.add_argument("--until-look", type=positive_int, metavar="K",
+                   help="with sequential looks ([evaluation.primary] looks): stop after look K unless a boundary "
+                   "was crossed (status paused; --resume continues at the next look)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     add_set_option(p)
     p.set_defaults(func=_cmd_evaluate)

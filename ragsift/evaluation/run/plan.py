@@ -51,6 +51,8 @@ class RunOptions:
     parquet: bool = False
     #: ``local`` (this process) or ``ray`` (:mod:`ragsift.evaluation.run.engines.ray`)
     engine: str = "local"
+    #: with sequential looks: stop after this look (:mod:`ragsift.evaluation.run.looks`)
+    until_look: int | None = None
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,11 @@ from ragsift.evaluation.run.plan import RunPlan
 from ragsift.metrics.base import Metric, MetricOutput
 from ragsift.types import Example
 
-__all__ = ["summarise", "collect_records", "primary_record"]
+__all__ = ["summarise", "collect_records", "primary_record", "metric_outputs"]
 
 
-def _outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
+def metric_outputs(metrics: Sequence[Metric]) -> dict[str, MetricOutput]:
+    """Metric key -> how it is reported, over every metric of a run."""
     return {key: output for metric in metrics for key, output in type(metric).outputs.items()}
 
 
@@ -57,25 +58,29 @@ def _of_dataset(records: Mapping[str, Sequence[Mapping[str, Any]]], name: str) -
 
 
 def _summary(plan: RunPlan, records: Mapping[str, Sequence[Mapping[str, Any]]],
-             strata: Mapping[str, str] | None) -> dict[str, Any]:
+             strata: Mapping[str, str] | None, sequential: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The means, intervals and paired tests of ``records``; with ``strata`` (example id -> dataset),
-    pooled over the datasets with stratified tests."""
+    pooled over the datasets with stratified tests; ``sequential``: the looks of the primary test."""
     settings = plan.settings
-    summary = build_summary(records, _outputs(plan.metrics), baseline=plan.baseline, samples=settings.bootstrap_samples,
-                            confidence=settings.confidence, seed=settings.seed, primary=settings.primary,
-                            primary_chosen=primary_record(plan) if settings.primary else None, strata=strata)
+    test = settings.primary_test()
+    summary = build_summary(records, metric_outputs(plan.metrics), baseline=plan.baseline,
+                            samples=settings.bootstrap_samples, confidence=settings.confidence, seed=settings.seed,
+                            primary=None if test is None else test.design(),
+                            primary_chosen=primary_record(plan) if test else None, strata=strata,
+                            primary_sequential=sequential)
     for label, family in plan.families.items():  # a sweep's points: one line per family in the report
         summary["compressors"][label]["family"] = family
     return summary
 
 
-def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]],
+              sequential: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The summary of ``records`` (label -> records, in example order), written as summary.json
     and summary.md (and the predictions as Parquet with ``--parquet`` or ``[evaluation] parquet``)."""
     settings = plan.settings
     strata = plan.strata
     summary = {"run_dir": str(run_dir), "config": str(plan.config.source), "examples": plan.run_examples(),
-               **_summary(plan, records, strata)}
+               **_summary(plan, records, strata, sequential)}
     if strata is not None:  # a suite: the pooled tables above (stratified tests), one summary per dataset
         sizes = {part.name: sum(1 for name in strata.values() if name == part.name) for part in plan.parts}
         summary["pooling"] = {"by": "dataset", "means": "every question weighs once",

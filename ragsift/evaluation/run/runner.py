@@ -14,10 +14,11 @@ from ragsift.evaluation.report.pooling import suite_table
 from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.engines import get_engine
 from ragsift.evaluation.run.engines.local import EvaluationInterrupted, problem
+from ragsift.evaluation.run.looks import check_looks, run_looks
 from ragsift.evaluation.run.manifest import check_run_dir, version_changes
 from ragsift.evaluation.run.plan import RunOptions, RunPlan, build_metrics, plan_run
 from ragsift.evaluation.run.result import RunResult
-from ragsift.evaluation.run.run_summary import collect_records, summarise
+from ragsift.evaluation.run.run_summary import collect_records, metric_outputs, summarise
 from ragsift.output_files import describe_os_error
 from ragsift.remote import redact_secrets
 
@@ -66,14 +67,36 @@ def run_plan(plan: RunPlan) -> RunResult:
     opts = plan.options
     engine = get_engine(opts.engine)
     engine.check(plan)
+    sequential = plan.reader is not None and bool((test := plan.settings.primary_test()) and test.looks)
+    if sequential:
+        check_looks(plan)
+    elif opts.until_look is not None:
+        raise ConfigError("--until-look needs sequential looks ([evaluation.primary] looks) and a reader.")
     run_dir = Path(opts.out)
     manifest = _start_manifest(plan, run_dir, check_run_dir(run_dir, opts.resume))
     reader = plan.reader
+    paused = False
     try:
         paths = plan.prediction_paths(run_dir)
-        engine_report = engine.run(plan, run_dir, paths)
-        records = {label: collect_records(paths[label], plan.subsets[label]) for label in plan.labels}
-        summary = summarise(plan, run_dir, records)
+        reports: list[dict[str, Any]] = []
+
+        def run_step(step: RunPlan) -> dict[str, list[dict[str, Any]]]:
+            reports.append(engine.run(step, run_dir, paths))
+            return {label: collect_records(paths[label], step.subsets[label]) for label in step.labels}
+
+        looks: dict[str, Any] | None = None
+        if sequential:
+            def record(decision: dict[str, Any]) -> None:
+                manifest["sequential"] = decision
+                mf.write_manifest(run_dir, manifest)
+
+            looked = run_looks(plan, run_dir, run_step, metric_outputs(plan.metrics), record, opts.until_look)
+            plan, looks, paused = looked.plan, looked.sequential, looked.paused
+            records = {label: collect_records(paths[label], plan.subsets[label]) for label in plan.labels}
+        else:
+            records = run_step(plan)
+        engine_report = reports[-1]
+        summary = summarise(plan, run_dir, records, sequential=looks)
     except (Exception, KeyboardInterrupt) as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
         manifest.update(status=status, error=_redact(problem(exc), reader), updated_at=mf.now())
@@ -92,10 +115,13 @@ def run_plan(plan: RunPlan) -> RunResult:
                 exc.args = tuple(_redact(str(a), reader) for a in ("\n".join([str(exc.args[0]), *notes]), *exc.args[1:]))
             raise
         raise EvaluationInterrupted(_redact("\n".join([problem(exc), *notes]), reader)) from exc
-    manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
-                    caches=engine_report, families=plan.families)
+    manifest.update(status="paused" if paused else "complete", updated_at=mf.now(),
+                    records={k: len(v) for k, v in records.items()}, caches=engine_report, families=plan.families)
     mf.write_manifest(run_dir, manifest)
     result = RunResult(plan, run_dir, summary, records, manifest)
     opts.echo(suite_table(summary))
     write_report(run_dir, echo=opts.echo, data=result.report_data())
+    if paused:
+        opts.echo(f"paused after look {looks['looks_done'] if looks else '?'} of the primary comparison (--until-look): "
+                  "no boundary crossed yet; rerun with --resume to continue at the next look.")
     return result

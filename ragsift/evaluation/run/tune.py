@@ -208,7 +208,7 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
                                        len(plan.examples))]
     shas = [refuse_evaluation_data(Path(part.source.path), [ex for ex in plan.examples
                                                             if ex.metadata.get("dataset", part.name) == part.name],
-                                   "ragsift tune") for part in parts]
+                                   "ragsift tune", name=part.source.name) for part in parts]
     sha = mf.input_record(plan)["sha256"] if plan.parts else shas[0]
     result = run_plan(plan)
     summary, records, manifest = result.summary, result.records, result.manifest
