@@ -68,8 +68,9 @@ def test_null_simulation_of_a_four_look_paired_binary_design_keeps_the_level() -
     for t, b in zip(fractions, upper, strict=True):
         m = int(t * n)
         part = d[:, :m]
-        se = part.std(axis=1, ddof=1) / math.sqrt(m)
-        z = np.divide(part.mean(axis=1), se, out=np.zeros(runs), where=se > 0)
+        # the statistic primary_look_decision uses for superiority (PairedT.z_null): sum / sqrt(sum of squares)
+        root = np.sqrt((part**2).sum(axis=1))
+        z = np.divide(part.sum(axis=1), root, out=np.zeros(runs), where=root > 0)
         rejected |= np.abs(z) >= b
     assert rejected.mean() <= 0.055
     assert rejected.mean() >= 0.03  # and the boundaries are not absurdly strict either
@@ -99,17 +100,19 @@ def _differences(mean: float, n: int, seed: int) -> np.ndarray:
 def test_primary_look_decision_of_a_fixed_sequence() -> None:
     """Non-inferiority (margin 3) then superiority, one-sided 0.05, O'Brien-Fleming type
     (boundaries 3.75, 2.54, 2.02, 1.72): at 100 questions, mean +1, se 0.6: (1 + 3) / 0.6 = 6.67
-    crosses (non-inferior), 1 / 0.6 = 1.67 does not: go on; at 200, mean +2.5, se 0.424: 5.89
-    crosses for superiority: stop, "superior"."""
+    crosses (non-inferior); superiority's sum / sqrt(sum of squares) = 100 / sqrt(99 x 36 + 100)
+    = 1.652 does not: go on; at 200, mean +2.5: 500 / sqrt(199 x 36 + 200 x 6.25) = 5.45 crosses
+    for superiority: stop, "superior"."""
     design = PrimaryDesign("c", test="non-inferiority-then-superiority", margin=3.0, looks=tuple(EQUAL4), max_n=400)
     first = paired_t(_differences(1.0, 100, 0))
     decision = primary_look_decision(design, [(0.25, first)])
     assert not decision.stop and decision.reason is None and decision.word == "non-inferior"  # so far
-    assert decision.looks[0].z == pytest.approx(4 / 0.6) and decision.looks[0].z_superiority == pytest.approx(1 / 0.6)
+    assert decision.looks[0].z == pytest.approx(4 / 0.6) and decision.looks[0].z_superiority == pytest.approx(100 / np.sqrt(3664))
     assert decision.looks[0].bound == pytest.approx(1.0 - 3.7496 * 0.6, abs=0.01)
     second = paired_t(_differences(2.5, 200, 1))
     decision = primary_look_decision(design, [(0.25, first), (0.5, second)])
     assert decision.stop and decision.reason == "efficacy" and decision.word == "superior"
+    assert decision.looks[1].z_superiority == pytest.approx(500 / np.sqrt(8414))
     # never superior, non-inferior from the first look: "non-inferior" at the final look
     flat = [(t, paired_t(_differences(0.0 if t > 0.25 else 1.0, int(400 * t), 2))) for t in EQUAL4]
     ended = primary_look_decision(design, flat)

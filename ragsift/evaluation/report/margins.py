@@ -96,13 +96,16 @@ class PrimaryDesign:
 
 @dataclass(frozen=True)
 class PairedT:
-    """The paired t summary of differences: mean, standard error, degrees of freedom, n, strata."""
+    """The paired t summary of differences: mean, standard error, degrees of freedom, n, strata,
+    and the sum of squared differences (for :meth:`z_null`)."""
 
     mean: float
     se: float
     df: int
     n: int
     strata: int = 1
+    #: sum of the squared differences: the variance of their sum under the sign-flip null
+    sum_squares: float | None = None
 
     def bound(self, alpha: float, side: Literal["lower", "upper"]) -> float:
         """The one-sided ``1 - alpha`` confidence bound."""
@@ -127,6 +130,15 @@ class PairedT:
             return 0.0 if self.mean < value else 1.0
         return float(t.cdf((self.mean - value) / self.se, self.df))
 
+    def z_null(self) -> float:
+        """sum(d) / sqrt(sum(d^2)): the normal approximation of the sign-flip test of "no difference"
+        (on 0/1 outcomes McNemar's (b - c) / sqrt(b + c)); its variance is the one under the null,
+        so it keeps the level where (mean / se), whose variance is estimated around the observed
+        mean, rejects slightly too often on 0/1 data. Sign flips within strata give the same."""
+        if not self.sum_squares:
+            return 0.0
+        return self.mean * self.n / math.sqrt(self.sum_squares)
+
     def z(self, value: float = 0.0) -> float:
         """(mean - value) / se: the look statistic of a sequential test of delta > value."""
         if self.se == 0:
@@ -144,14 +156,14 @@ def paired_t(values: Sequence[float], baseline: Sequence[float] | None = None,
     if n < 2 or not np.all(np.isfinite(d)):
         raise ValueError("the paired t needs at least 2 finite differences")
     if strata is None:
-        return PairedT(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(n), n - 1, n)
+        return PairedT(float(d.mean()), float(d.std(ddof=1)) / math.sqrt(n), n - 1, n, 1, float(d @ d))
     from ragsift.evaluation.report.statistics import stratum_positions
 
     groups = stratum_positions(strata, n)
     if any(len(g) < 2 for g in groups):
         raise ValueError("a stratified paired t needs at least 2 pairs in every stratum")
     variance = sum((len(g) / n) ** 2 * float(d[g].var(ddof=1)) / len(g) for g in groups)
-    return PairedT(float(d.mean()), math.sqrt(variance), n - len(groups), n, len(groups))
+    return PairedT(float(d.mean()), math.sqrt(variance), n - len(groups), n, len(groups), float(d @ d))
 
 
 @dataclass(frozen=True)

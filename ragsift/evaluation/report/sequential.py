@@ -282,11 +282,12 @@ def primary_look_decision(design: PrimaryDesign, history: Sequence[tuple[float, 
     comparison on those questions (``paired_t(values, baseline, strata)``). Boundaries follow
     ``design.spending`` at ``design.alpha``:
 
-    - superiority: two-sided, |z| >= b_k with z = mean / se: "superior" or "inferior";
+    - superiority: two-sided, |z| >= b_k with z = sum(d) / sqrt(sum(d^2)) (:meth:`PairedT.z_null`,
+      the normal approximation of the summary's sign-flip test): "superior" or "inferior";
     - non-inferiority: one-sided, z = (mean + M) / se >= b_k: "non-inferior"; with ``futility``
       (non-binding) z <= -b_k: "inferior";
     - non-inferiority-then-superiority: the same one-sided boundaries for both (nested
-      hypotheses, fixed sequence): the run stops when mean / se >= b_k ("superior"); a look whose
+      hypotheses, fixed sequence): the run stops when z_null >= b_k ("superior"); a look whose
       (mean + M) / se >= b_k shows non-inferiority, kept to the end ("non-inferior" unless
       superiority follows); futility as for non-inferiority;
     - equivalence: one-sided boundaries for both TOST statistics, min((mean + M) / se,
@@ -308,13 +309,13 @@ def primary_look_decision(design: PrimaryDesign, history: Sequence[tuple[float, 
         b = bounds[k]
         z_sup = None
         if design.test == "superiority":
-            z = st.z(0.0)
+            z = st.z_null()
         elif design.test == "equivalence":
             z = min(st.z(-m), -st.z(m))
         else:
             z = st.z(-m)
         if design.test == "non-inferiority-then-superiority":
-            z_sup = st.z(0.0)
+            z_sup = st.z_null()
         crossed, word = None, None
         if design.test == "superiority" and abs(z) >= b:
             crossed, word = "efficacy", "superior" if z > 0 else "inferior"
