@@ -639,9 +639,10 @@ def primary_lines(summary: Mapping[str, Any]) -> list[str]:
     level = primary.get("level", SIGNIFICANCE)
     below = "below" if primary["significant"] else "not below"
     seen = ""
-    if primary.get("mdd") is not None:
+    if primary.get("mdd") is not None:  # the MDD reads "not significant" as what it is
         seen = (f"; this run could only have seen differences of at least {primary['mdd']:.1f} {_unit_words(primary)} "
-                f"({POWER:.0%} power)")
+                f"({POWER:.0%} power)" if not primary["significant"] else
+                f"; MDD {primary['mdd']:.1f} {_unit_words(primary)} ({POWER:.0%} power)")
     lines.append(f"  {primary['mean_difference']:+.1f} {_unit_words(primary)} [{primary['low']:+.1f}, {primary['high']:+.1f}] "
                  f"({conf}% paired bootstrap), {format_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
                  f"n = {primary['n']}, no family correction): {below} {level}{seen}")
