@@ -196,7 +196,8 @@ def run_calibrate(opts: CalibrateOptions) -> dict[str, Any]:
                    f"questions it keeps {record['on_calibration']['units_kept_mean']:.2f} {unit} on average. "
                    "[calibrated] records how.")
     frozen: dict[str, Any] = {"description": description,
-                              "dataset": {"name": fmt, "path": shown_path, **source.params},
+                              # a named dataset by its name: it resolves in any installation
+                              "dataset": {"name": fmt, "path": source.name or shown_path, **source.params},
                               "compressors": {frozen_label: frozen_spec}}
     if config.reader is not None:
         frozen["reader"] = config.reader
