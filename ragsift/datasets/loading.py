@@ -66,11 +66,15 @@ def load_examples(
 ) -> Iterator[Example]:
     """Examples of ``source`` read by the loader named ``format`` (detected when None).
 
-    ``source=None`` reads the bundled HotpotQA sample. ``limit`` keeps the first examples only;
-    ``params`` are the loader's params (e.g. ``{"top_k": 5}`` for ``retrieval``).
+    ``source=None`` reads the bundled HotpotQA sample; a named dataset (``"musique-dev"``, ``ragsift
+    datasets``) that is not a file is read by its own loader. ``limit`` keeps the first examples
+    only; ``params`` are the loader's params (e.g. ``{"top_k": 5}`` for ``retrieval``).
     """
     if limit is not None and limit < 0:
         raise ValueError(f"load_examples: 'limit' must be >= 0 or None; got {limit}.")
+    if source is not None and str(source) in CATALOGUE and not Path(source).exists():
+        named = named_source(str(source), format, params)
+        source, format = named.path, named.format
     if source is None:
         path = bundled_sample_path()
         name = format or "hotpotqa"

@@ -1,4 +1,8 @@
-"""Gold-evidence scores: 1 for evidence sentences, 0 otherwise (an upper bound, not a method)."""
+"""Gold-evidence scores: 1 for evidence sentences, 0 otherwise (an upper bound, not a method).
+
+Data labelled by paragraph (MuSiQue's and IRCoT's ``is_supporting``: ``metadata["supporting_docs"]``,
+no sentence spans) makes every sentence of a supporting paragraph evidence: the oracle then keeps
+the supporting paragraphs whole, the upper bound at the labels' own granularity."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ class OracleParams(Params):
 
 
 class OracleScorer(Scorer):
-    """Needs examples with gold evidence labels."""
+    """Needs examples with gold evidence labels (sentence spans, or supporting paragraphs)."""
 
     Params = OracleParams
 
@@ -32,9 +36,13 @@ class OracleScorer(Scorer):
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
+        supporting = example.metadata.get("supporting_docs") if example.evidence is None else None
+        if supporting is not None:
+            gold = {int(i) for i in supporting}
+            return np.asarray([float(s.doc_index in gold) for s in sentences], dtype=np.float64)
         if example.evidence is None:
             raise ConfigError(
                 f"OracleScorer: example '{example.id}' has no gold evidence labels; the oracle needs a dataset "
-                "with evidence (HotpotQA supporting facts, SQuAD answer sentences)."
+                "with evidence (HotpotQA supporting facts, SQuAD answer sentences, MuSiQue supporting paragraphs)."
             )
         return np.asarray(evidence_mask(sentences, example.evidence, self.params.min_overlap), dtype=np.float64)

@@ -34,6 +34,16 @@ def test_oracle_needs_evidence_labels():
         build_plugin("compressor", {"name": "oracle"}).compress(unlabelled)
 
 
+def test_oracle_keeps_the_supporting_paragraphs_of_paragraph_labelled_data():
+    oracle = build_plugin("compressor", {"name": "oracle"})
+    for example in load_examples("musique-dev", limit=5):
+        result = oracle.compress(example)
+        kept_docs = {result.sentences[i].doc_index for i in result.kept}
+        assert kept_docs == set(example.metadata["supporting_docs"]), example.id
+        # whole paragraphs: every sentence of a supporting paragraph
+        assert all(i in result.kept for i, s in enumerate(result.sentences) if s.doc_index in kept_docs)
+
+
 def test_none_keeps_documents_unchanged():
     example = next(iter(load_examples(None)))
     result = build_plugin("compressor", {"name": "none"}).compress(example)
