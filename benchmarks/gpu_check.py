@@ -15,8 +15,8 @@ Time budget on one H100 (our estimate from the sizes; CPU parts run on its 16 co
 - exit-scoring (75 s): Gemma-2 of 8 layers, hidden 1024 (~120M parameters); 16 questions x 10
   documents x 6 sentences (960 prompts of ~200 tokens); fp32 and bf16, reference and prefix-shared,
   one warm-up and 3 timed runs each; the CPU's fp32 scores of the first 2 questions.
-- ecorag-reflection (30 s): T5 of 6+6 layers, d_model 512; 16 questions x 40 sentences, step 4 up
-  to 20; on the CPU, on the device sequential and batched.
+- ecorag-reflection (30 s): T5 of 4+4 layers, d_model 256; 16 questions x 40 sentences, step 4 up
+  to 20 (80 candidate sets); on the CPU (twice: every set, then the loop), on the device (three times).
 - lora-training (60 s): Gemma-2 of 4 layers, hidden 512; LoRA r 8; 6 optimizer steps of 4 records,
   3 runs (whole; killed after step 3; resumed from its step-2 checkpoint).
 - dual-encoder (40 s): BERT of 12 layers, hidden 768 (Contriever's shape); 8 questions x 60
@@ -101,7 +101,7 @@ FULL = Sizes(
             head_dim=128),
     lm_train=dict(hidden_size=512, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=4,
                   head_dim=64),
-    t5=dict(d_model=512, d_ff=2048, d_kv=64, num_layers=6, num_decoder_layers=6, num_heads=8),
+    t5=dict(d_model=256, d_ff=1024, d_kv=32, num_layers=4, num_decoder_layers=4, num_heads=8),
     bert=dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12),
     questions=16, documents=10, sentences_per_document=6, words_per_sentence=20, cpu_questions=2, repeats=3,
     reflection_sentences=40, train_steps=6, suite_files=SUITE_FILES, suite_seconds=180,
