@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragsift.calibration.conformal import conformal_threshold, score_summary
 from ragsift.calibration.targets import check_target_level, question_units
 from ragsift.compressors.base import check_example
@@ -66,7 +68,7 @@ class CalibrateOptions:
 def _level_of(selector: Any) -> tuple[str, str, int | None]:
     """(level, aggregate, m) of the selector being replaced."""
     name = getattr(selector, "registered_name", None)
-    params = getattr(selector, "params", None)
+    params: Any = getattr(selector, "params", None)
     if name == "top-documents" or (name == "conformal" and params.level == "document"):
         return "document", params.aggregate, params.m
     return "sentence", "max", None
@@ -159,9 +161,10 @@ def run_calibrate(opts: CalibrateOptions) -> dict[str, Any]:
     tau = result.threshold
     # what the threshold keeps on the calibration questions themselves (the coverage there is at
     # least 1 - k/n by construction; the promise is for new questions)
-    kept_units = [sum(bool(s >= tau) for s in t.scores) for t in tables]  # type: ignore[union-attr]
-    kept_sentences = [sum(len(u) for u, s in zip(t.members, t.scores, strict=True) if s >= tau)  # type: ignore[arg-type]
-                      for t in tables]
+    per_unit = [np.asarray(t.scores, dtype=np.float64) for t in tables]
+    kept_units = [int((u >= tau).sum()) for u in per_unit]
+    kept_sentences = [sum(len(members) for members, s in zip(t.members, u, strict=True) if s >= tau)
+                      for t, u in zip(tables, per_unit, strict=True)]
     covered = sum(s >= tau and s != -math.inf for s in scores)
 
     shown_path = portable_path(Path(source.path).resolve(), [Path.cwd().resolve()]) or str(source.path)

@@ -133,11 +133,13 @@ def coverage_check(
     covered = n = 0
     units = sentences_kept = 0.0
     for item in items:
+        sentences: Sequence[Sentence]
+        kept: Sequence[int]
         if len(item) == 2:
-            example, result = item  # type: ignore[misc]
+            example, result = item
             sentences, kept = result.sentences, result.kept
         else:
-            example, sentences, kept = item  # type: ignore[misc]
+            example, sentences, kept = item
         table = question_units(example, sentences, target, level, aggregate=aggregate, m=m)
         covered += table.covered(kept)
         n += 1
@@ -177,7 +179,8 @@ def conformal_coverage(examples: Iterable[Example], records: Sequence[Mapping[st
         raise ValueError(f"conformal_coverage: records of questions not among the examples: {', '.join(missing[:3])}")
     items = [(by_id[str(r["id"])], *kept_from_record(r)) for r in records]
     counts = [(r.get("metrics") or {}).get("compressed_tokens") for r in records]
+    tokens = None if any(c is None for c in counts) else [float(c) for c in counts if c is not None]
     return coverage_check(items, str(calibrated["target"]), str(selector.get("level", "sentence")),
-                          float(calibrated["alpha"]), tokens=None if any(c is None for c in counts) else counts,
+                          float(calibrated["alpha"]), tokens=tokens,
                           calibrated_on=str(calibrated.get("dataset")), evaluated_on=evaluated_on, confidence=confidence,
                           aggregate=selector.get("aggregate", "max"), m=selector.get("m"))
