@@ -266,6 +266,7 @@ def check_exit_scoring(device: str, sizes: Sizes, work: Path) -> tuple[bool, dic
             figures[f"{dtype}_{mode}_seconds"] = round(seconds, 4)
             figures[f"{dtype}_{mode}_sentences_per_second"] = round(n / seconds, 1)
             figures[f"{dtype}_{mode}_tokens_run"] = scorer.stats.get("tokens")
+            figures["attn_implementation"] = getattr(scorer.engine.model.config, "_attn_implementation", None)
         ref, shared = np.concatenate(scores[dtype, "reference"]), np.concatenate(scores[dtype, "prefix-shared"])
         diff = max_diff(ref, shared)
         figures[f"{dtype}_prefix_vs_reference_max_diff"] = diff
@@ -428,13 +429,19 @@ def check_lora_training(device: str, sizes: Sizes, work: Path) -> tuple[bool, di
         torch.use_deterministic_algorithms(deterministic)
     a, b = (load_file(str(work / name / "adapter_model.safetensors")) for name in ("whole", "cut"))
     weight_diff = max(float((a[key].float() - b[key].float()).abs().max()) for key in a) if a.keys() == b.keys() else math.inf
+    # LoRA's B matrices start at zero: their largest weight is how far training moved the adapter
+    moved = max(float(w.float().abs().max()) for key, w in a.items() if "lora_B" in key)
     losses = [h["train_loss"] for h in whole.history]
     resumed_losses = [h["train_loss"] for h in resumed.history]
+    # bf16 autocast on a GPU: a kernel without a deterministic form (warn_only) may round differently in the
+    # resumed run; 1e-4 still catches a resume that lost the optimizer state (differences of the order of moved)
+    tolerance = 1e-4 if device.startswith("cuda") else 1e-6
     figures = {"steps": steps, "precision": whole.hyperparameters["precision"], "losses": losses,
                "killed_after_step": 3, "checkpoint_step": checkpoint_step, "resumed_steps": [h["step"] for h in resumed.history],
-               "adapter_max_diff_resumed_vs_whole": weight_diff, "loss_max_diff_resumed_vs_whole": max_diff(losses, resumed_losses),
+               "adapter_max_diff_resumed_vs_whole": weight_diff, "tolerance": tolerance, "adapter_lora_b_max": moved,
+               "loss_max_diff_resumed_vs_whole": max_diff(losses, resumed_losses),
                "dev_scored_sentences": sum(len(s) for s in whole.dev.scores) if whole.dev is not None else 0}
-    passed = (killed and checkpoint_step == 2 and all(math.isfinite(x) for x in losses) and weight_diff <= 1e-5
+    passed = (killed and checkpoint_step == 2 and all(math.isfinite(x) for x in losses) and weight_diff <= tolerance < moved / 10
               and [h["step"] for h in resumed.history] == list(range(1, steps + 1)) and figures["dev_scored_sentences"] > 0)
     return passed, figures
 
