@@ -26,7 +26,7 @@ Time budget on one H100 (our estimate from the sizes; CPU parts run on its 16 co
 
 Total 400 s (6.7 min); installing the wheels first adds about 10 s. The budgets are in
 :data:`FULL`; each check's time is recorded beside its budget.
-``--quick`` shrinks every model to 1-2 layers of width 32-64 and the data to 3 questions.
+``--quick`` shrinks every model to 1-2 layers of width 32-64 and the data to 2 questions.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ QUICK = Sizes(
                   head_dim=16),
     t5=dict(d_model=32, d_ff=64, d_kv=16, num_layers=1, num_decoder_layers=1, num_heads=2),
     bert=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2),
-    questions=3, documents=3, sentences_per_document=4, words_per_sentence=8, cpu_questions=2, repeats=1,
+    questions=2, documents=3, sentences_per_document=3, words_per_sentence=6, cpu_questions=1, repeats=1,
     reflection_sentences=12, train_steps=4, suite_files=QUICK_SUITE_FILES, suite_seconds=120,
     budget={"environment": 10, "exit-scoring": 10, "ecorag-reflection": 5, "lora-training": 10, "dual-encoder": 5,
             "suite": 60, "four-bit": 2},
