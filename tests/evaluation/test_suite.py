@@ -166,3 +166,18 @@ def test_config_datasets_make_a_suite(tmp_path):
     result = run_evaluation(RunOptions(config=config, out=tmp_path / "run", no_reader=True, progress=False,
                                        echo=lambda _: None))
     assert list(result["datasets"]) == ["part0", "part1"]
+
+
+def test_a_conformal_selector_reports_its_coverage_per_dataset(tmp_path):
+    config = Path(__file__).parents[2] / "configs" / "tuned" / "bm25-docs-conformal-hotpotqa-a10.toml"
+    result = run_evaluation(RunOptions(config=config, out=tmp_path / "run", data="2wiki-dev,musique-dev", limit=3,
+                                       no_reader=True, progress=False, echo=lambda _: None))
+    label = next(iter(result["compressors"]))
+    assert "coverage" not in result["compressors"][label]  # no promise for a pool of datasets
+    for name in ("2wiki-dev", "musique-dev"):
+        coverage = result["datasets"][name]["compressors"][label]["coverage"]
+        assert coverage["n"] == 3 and coverage["target"] == "documents" and coverage["nominal"] == 0.9
+        assert 0 <= coverage["low"] <= coverage["coverage"] <= coverage["high"] <= 1
+        assert "no guarantee across datasets" in coverage["line"]  # calibrated on HotpotQA
+    md = (tmp_path / "run" / "summary.md").read_text()
+    assert md.count("## Conformal coverage") == 2

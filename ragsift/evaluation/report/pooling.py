@@ -9,7 +9,21 @@ from typing import Any
 
 from ragsift.evaluation.report.summary import format_markdown, format_table
 
-__all__ = ["pooled_note", "suite_table", "suite_markdown"]
+__all__ = ["pooled_note", "suite_table", "suite_markdown", "coverage_lines"]
+
+
+def coverage_lines(summary: Mapping[str, Any]) -> list[str]:
+    """A conformal selector's coverage against its promise, one line per compressor (none when no
+    compressor is conformal; docs/conformal.md)."""
+    return [f"{label}: {comp['coverage']['line']}" for label, comp in summary["compressors"].items()
+            if comp.get("coverage")]
+
+
+def _with_coverage(text: str, summary: Mapping[str, Any]) -> str:
+    lines = coverage_lines(summary)
+    if not lines:
+        return text
+    return text + "\n## Conformal coverage\n\n" + "".join(f"- {line}\n" for line in lines)
 
 
 def pooled_note(summary: Mapping[str, Any]) -> str:
@@ -22,9 +36,9 @@ def pooled_note(summary: Mapping[str, Any]) -> str:
 
 def suite_table(summary: Mapping[str, Any]) -> str:
     """The terminal table: the run's (pooled, for a suite) then each dataset's."""
-    out = [format_table(summary)]
+    out = [format_table(summary), *coverage_lines(summary)]
     for name, sub in (summary.get("datasets") or {}).items():
-        out += ["", f"== dataset {name} ({sub['examples']} questions) ==", format_table(sub)]
+        out += ["", f"== dataset {name} ({sub['examples']} questions) ==", format_table(sub), *coverage_lines(sub)]
     if summary.get("datasets"):
         out.insert(0, pooled_note(summary))
     return "\n".join(out)
@@ -32,13 +46,13 @@ def suite_table(summary: Mapping[str, Any]) -> str:
 
 def suite_markdown(summary: Mapping[str, Any], title: str) -> str:
     """summary.md: the run's tables and, for a suite, the pooled tables then each dataset's."""
-    text = format_markdown(summary, title)
+    text = _with_coverage(format_markdown(summary, title), summary)
     datasets = summary.get("datasets") or {}
     if not datasets:
         return text
     head, rest = text.split("\n", 1)
     text = f"{head}\n\n{pooled_note(summary)}\n{rest}"
     for name, sub in datasets.items():
-        part = format_markdown(sub, f"Dataset: {name} ({sub['examples']} questions)")
+        part = _with_coverage(format_markdown(sub, f"Dataset: {name} ({sub['examples']} questions)"), sub)
         text += "\n" + "".join(f"#{line}" if line.startswith("#") else line for line in part.splitlines(keepends=True))
     return text

@@ -73,6 +73,26 @@ def _summary(plan: RunPlan, records: Mapping[str, Sequence[Mapping[str, Any]]],
     return summary
 
 
+def _add_coverage(plan: RunPlan, records: Mapping[str, Sequence[Mapping[str, Any]]], summary: dict[str, Any]) -> None:
+    """A conformal selector's promise checked (docs/conformal.md): the observed coverage of its target
+    with its interval against 1 - alpha, and what it kept, per dataset (the guarantee is for one
+    dataset: a suite's pooled table gets none), under ``compressors.<label>.coverage``."""
+    from ragsift.calibration.coverage import conformal_coverage
+
+    targets = [(sub, name) for name, sub in (summary.get("datasets") or {}).items()] if plan.parts else \
+        [(summary, plan.format or Path(plan.data).stem)]
+    for label, compressor in plan.compressors.items():
+        selector = compressor.config().get("selector")
+        if not isinstance(selector, Mapping):
+            continue
+        for sub, name in targets:
+            recs = [r for r in records[label] if not plan.parts or r.get("dataset") == name]
+            examples = [ex for ex in plan.examples if not plan.parts or ex.metadata.get("dataset") == name]
+            check = conformal_coverage(examples, recs, selector, name, plan.settings.confidence) if recs else None
+            if check is not None:
+                sub["compressors"][label]["coverage"] = {**check.to_dict(), "line": check.describe()}
+
+
 def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mapping[str, Any]]],
               sequential: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The summary of ``records`` (label -> records, in example order), written as summary.json
@@ -88,6 +108,7 @@ def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mappi
                               "datasets": sizes}
         summary["datasets"] = {name: {"examples": size, **_summary(plan, _of_dataset(records, name), None)}
                                for name, size in sizes.items()}
+    _add_coverage(plan, records, summary)
     if settings.anchors:  # published figures the report's plots overlay ([[evaluation.anchors]])
         summary["anchors"] = [a.model_dump(exclude_none=True) for a in settings.anchors]
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
