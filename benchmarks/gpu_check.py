@@ -232,9 +232,13 @@ def check_environment(device: str, sizes: Sizes, work: Path) -> tuple[bool, dict
 
 
 def _time_scores(scorer: Any, examples: list[Any], sentences: list[list[Any]], device: str,
-                 repeats: int) -> tuple[list[np.ndarray], float]:
-    """Scores of every example, and the fastest of ``repeats`` timed runs (after one warm-up run)."""
-    scores = [scorer.score(e, s) for e, s in zip(examples, sentences, strict=True)]  # warm-up: loads, compiles kernels
+                 repeats: int) -> tuple[list[np.ndarray], float, int]:
+    """Scores of every example, the fastest of ``repeats`` timed runs (after one warm-up run) and the tokens one
+    run puts through the model (padding included)."""
+    scores, tokens = [], 0
+    for e, s in zip(examples, sentences, strict=True):  # the warm-up: loads the model, compiles kernels
+        scores.append(scorer.score(e, s))
+        tokens += int(scorer.stats.get("tokens", 0))
     best = math.inf
     for _ in range(repeats):
         synchronize(device)
@@ -243,7 +247,7 @@ def _time_scores(scorer: Any, examples: list[Any], sentences: list[list[Any]], d
             scorer.score(e, s)
         synchronize(device)
         best = min(best, time.perf_counter() - start)
-    return scores, best
+    return scores, best, tokens
 
 
 def check_exit_scoring(device: str, sizes: Sizes, work: Path) -> tuple[bool, dict[str, Any]]:
@@ -262,10 +266,10 @@ def check_exit_scoring(device: str, sizes: Sizes, work: Path) -> tuple[bool, dic
         for mode in ("reference", "prefix-shared"):
             scorer = CausalYesNoScorer(model=folder, adapter="", device=device, dtype=dtype, mode=mode, batch_size=8,
                                        max_length=2048)
-            scores[dtype, mode], seconds = _time_scores(scorer, examples, sentences, device, sizes.repeats)
+            scores[dtype, mode], seconds, tokens = _time_scores(scorer, examples, sentences, device, sizes.repeats)
             figures[f"{dtype}_{mode}_seconds"] = round(seconds, 4)
             figures[f"{dtype}_{mode}_sentences_per_second"] = round(n / seconds, 1)
-            figures[f"{dtype}_{mode}_tokens_run"] = scorer.stats.get("tokens")
+            figures[f"{dtype}_{mode}_tokens_run"] = tokens
             figures["attn_implementation"] = getattr(scorer.engine.model.config, "_attn_implementation", None)
         ref, shared = np.concatenate(scores[dtype, "reference"]), np.concatenate(scores[dtype, "prefix-shared"])
         diff = max_diff(ref, shared)
@@ -454,12 +458,19 @@ def save_bert(folder: Path, shape: dict[str, Any], seed: int) -> str:
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "?", *(f"w{i}" for i in range(500))]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    try:  # transformers 5 builds the tokenizer from the vocabulary itself (it ignores a vocab_file)
-        tokenizer = BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
-    except TypeError:  # transformers 4: the vocab_file is required
-        tokenizer = BertTokenizer(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
-    if len(tokenizer) != len(vocab):  # every word would be [UNK]: all scores equal, the comparison empty
-        raise RuntimeError(f"the BERT tokenizer holds {len(tokenizer)} of {len(vocab)} words")
+    # transformers 5 builds the tokenizer from ``vocab`` (and ignores a vocab_file); transformers 4 needs the file
+    makers = (lambda: BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True),
+              lambda: BertTokenizer(vocab_file=str(folder / "vocab.txt"), do_lower_case=True))
+    tokenizer = None
+    for make in makers:
+        try:
+            tokenizer = make()
+        except TypeError:
+            continue
+        if len(tokenizer) == len(vocab):
+            break
+    if tokenizer is None or len(tokenizer) != len(vocab):  # every word [UNK]: all scores equal, the comparison empty
+        raise RuntimeError(f"could not build a BERT tokenizer holding the {len(vocab)} words")
     torch.manual_seed(seed)
     BertModel(BertConfig(vocab_size=len(vocab), max_position_embeddings=512, **shape)).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
