@@ -168,7 +168,35 @@ class PipelineCompressor(Compressor):
             raise PluginContractError(f"{self._who(stage)} returned scores of shape {scores.shape} for "
                                       f"{len(sentences)} sentences of example '{example.id}'; a scorer returns one "
                                       "score per sentence.")
+        self._check_finite(stage, example, scores)
         return scores
+
+    def _check_finite(self, stage: str, example: Example, scores: np.ndarray) -> None:
+        """Refuse a NaN, and an infinity outside the scorer's declared :meth:`score_range`.
+
+        Refused rather than ranked last with a warning: a NaN is not a low score but no score (0/0,
+        an overflow, a server's broken answer), so there is no right place for it in a ranking, and
+        putting it last would change what is kept while the run still reads as the compressor's
+        result (and its records say ``score: null``). As scikit-learn refuses NaN input instead of
+        guessing, a scorer that returns one breaks its contract and is named, like a wrong shape.
+        An infinity is an ordered value and legal where the scorer declares it (a log-probability
+        of ``-inf``: ``question-likelihood``); anywhere else it is an overflow and refused too."""
+        bad = ~np.isfinite(scores)
+        if not bad.any():
+            return
+        declared = getattr(self, stage).score_range()
+        low, high = declared if declared is not None else (0.0, 0.0)  # None: finite, unbounded
+        allowed = ((scores == -np.inf) & (low == -np.inf)) | ((scores == np.inf) & (high == np.inf))
+        bad &= ~allowed
+        if bad.any():
+            where = np.flatnonzero(bad)
+            values = ", ".join(f"sentence {i}: {scores[i]}" for i in where[:5])
+            more = f" (and {len(where) - 5} more)" if len(where) > 5 else ""
+            in_range = "" if declared is None else f" in its declared range [{low}, {high}]"
+            raise PluginContractError(f"{self._who(stage)} returned {len(where)} non-finite score(s) for example "
+                                      f"'{example.id}': {values}{more}; a scorer returns a number for every "
+                                      f"sentence{in_range}, so these cannot be ranked. Fix the scorer or its "
+                                      "input (an empty sentence, a failed server call).")
 
     def _split_and_score(self, example: Example) -> tuple[list[Sentence], np.ndarray, dict[str, float], dict[str, Any]]:
         """The example checked, split and scored by the ``scorer`` stage: (sentences, scores,

@@ -128,7 +128,9 @@ class CachingScorer(CacheWrapper, Scorer):
         scores = np.asarray(self.inner.score(example, sentences), dtype=np.float64)
         seconds = time.perf_counter() - t
         self.stats["misses"] += 1
-        if self._store_new and scores.shape == (len(sentences),):
+        # a NaN is refused by the compressor (PipelineCompressor._check_finite); storing it would
+        # make a passing failure (a server's broken answer) refuse every rerun too
+        if self._store_new and scores.shape == (len(sentences),) and not np.isnan(scores).any():
             t = time.perf_counter()
             # JSON as Python writes it keeps NaN and infinities; floats round-trip exactly
             self.store.put(key, {"scores": [float(s) for s in scores], "seconds": seconds, "scorer": self.identity()["name"]})
