@@ -424,13 +424,24 @@ def question_rows(data: RunData, views: Sequence[ExampleView]) -> list[dict[str,
     return rows
 
 
+#: a text cell starting with one of these is read as a formula by spreadsheets (OWASP, "CSV Injection")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> Any:
+    """A text cell that a spreadsheet would run as a formula gets a leading ``'`` (OWASP's advice):
+    questions, answers and predictions come from data files and readers, not from the user."""
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
-    """``records.csv``: :func:`question_rows` as CSV (empty cells: no value)."""
+    """``records.csv``: :func:`question_rows` as CSV (empty cells: no value; text that starts like
+    a formula quoted with ``'``)."""
     def write(name: str) -> None:
         with open(name, "w", encoding="utf-8", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else list(_CSV_FIXED))
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: _csv_cell(v) for k, v in row.items()} for row in rows)
 
     write_atomically(path, write)
     return path
