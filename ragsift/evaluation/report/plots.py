@@ -15,11 +15,12 @@ intervals computed by :mod:`ragsift.evaluation.report.summary`); nothing is reco
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = [
     "TradeoffPoint", "Plot", "Anchor", "PALETTE", "MARKERS", "style_of",
@@ -127,6 +128,25 @@ def _pyplot() -> Any:
     return plt
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _plain_text(plot: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Draw every text of ``plot`` as it reads: labels come from configs and run folders, and a
+    ``$`` pair in one (``cost$1$``) would otherwise be parsed as mathtext, which raises on most
+    such text or silently renders it as math. Set for the figure's texts only (``rc_context``):
+    a library leaves the host process's matplotlib settings as it found them."""
+    @functools.wraps(plot)
+    def drawn(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+            return plot(*args, **kwargs)
+
+    return drawn
+
+
 def style_of(keys: Sequence[str]) -> dict[str, tuple[str, str]]:
     """key -> (colour, marker): distinct hues for up to 20 keys, each with its own shape too."""
     return {key: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]) for i, key in enumerate(keys)}
@@ -142,6 +162,7 @@ def _save(fig: Any, path: Path, tight: bool = False) -> Path:
     return path
 
 
+@_plain_text
 def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel: str, title: str, path: Path,
                   log_x: bool | None = None, anchors: Sequence[Anchor] = ()) -> Path:
     """One panel per quality metric (``(y axis label, points)``), cost on the x axis: error bars
@@ -291,6 +312,7 @@ def _merge_ties(ax: Any, points: Sequence[TradeoffPoint]) -> list[tuple[Tradeoff
     return [(p, " = ".join(names)) for p, names, _ in groups]
 
 
+@_plain_text
 def plot_evidence(summary: Mapping[str, Any], path: Path) -> Path | None:
     """Evidence precision and recall per compressor (bars, with the intervals); None when the
     run has no evidence metrics (a dataset without gold evidence)."""
@@ -332,6 +354,7 @@ def stage_means(comp: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+@_plain_text
 def plot_latency_stages(summary: Mapping[str, Any], path: Path) -> Path | None:
     """A horizontal stacked bar per compressor: mean ms of split / score / select / assemble /
     other (rest of compress) / read, with the total written at the end of each bar."""
