@@ -14,8 +14,8 @@ limit, which option raises it). With a token, ``/compress`` and ``/plugins`` nee
 Then: a body over ``max_request_bytes`` -> 413, before anything parses it; a body not received
 within ``body_timeout_s`` -> 408; more than ``max_examples`` examples in one request or more than
 ``max_documents`` documents in one example -> 413; a body that is not JSON (not UTF-8, nested too
-deeply, a number too long to read) or does not match the schema -> 422 (every problem with its
-place in the body); an input the compressor refuses (a prompt over the model's window with
+deeply, a number too long to read) or does not match the schema -> 422 (its first 20 problems, each
+with its place in the body, cut to 200 characters); an input the compressor refuses (a prompt over the model's window with
 ``overflow = "error"``) -> 422; an answer over ``max_response_bytes`` -> 413; an unknown route
 -> 404, a wrong method -> 405. Any other failure (a bug, a plugin that raises, even
 ``SystemExit``) -> 500 with "internal error" and a request id, never the exception's text: that
@@ -164,13 +164,24 @@ def _unparsable(cause: BaseException) -> str:
     return f"not valid JSON ({type(cause).__name__})"
 
 
+#: a 422 lists at most this many problems, each place and problem cut to this many characters:
+#: the places echo the body's own keys, so an unbounded answer would be larger than the body
+#: (an 8 MB key twice: a 16 MB answer)
+MAX_PROBLEMS, MAX_PROBLEM_CHARS = 20, 200
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_PROBLEM_CHARS else f"{text[:MAX_PROBLEM_CHARS]}... ({len(text)} characters)"
+
+
 def _malformed(request: Request, problems: list[dict[str, Any]]) -> JSONResponse:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     hint = "" if not media or media == "application/json" else (
         f" The body was sent as {media!r}: send JSON with 'Content-Type: application/json'.")
-    text = "; ".join(f"{p['place']}: {p['problem']}" for p in problems[:10])
+    listed = [{**p, "place": _clip(str(p["place"])), "problem": _clip(str(p["problem"]))} for p in problems[:MAX_PROBLEMS]]
+    text = "; ".join(f"{p['place']}: {p['problem']}" for p in listed[:10])
     more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-    return JSONResponse({"error": f"malformed request: {text}{more}.{hint} See /docs for the schema.", "problems": problems},
+    return JSONResponse({"error": f"malformed request: {text}{more}.{hint} See /docs for the schema.", "problems": listed},
                         status_code=422)
 
 
@@ -264,7 +275,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                          408: {"model": ErrorOut, "description": "the body did not arrive in time"},
                          413: {"model": ErrorOut, "description": "request too large (bytes, examples or documents), or its "
                                                                  "answer"},
-                         422: {"model": ErrorOut, "description": "malformed request (every problem placed), or an input "
+                         422: {"model": ErrorOut, "description": "malformed request (its first 20 problems placed), or an input "
                                                                  "the compressor refuses"},
                          500: {"model": ErrorOut, "description": "internal error (the service log has the details under "
                                                                  "the request id)"}})

@@ -179,7 +179,8 @@ class ErrorOut(BaseModel):
     """Every answer that is not a result (4xx, 5xx)."""
 
     error: str = Field(description="what was wrong and, for a limit, which 'ragsift serve' option raises it")
-    problems: list[ProblemOut] | None = Field(None, description="422 for a malformed request: every problem, placed")
+    problems: list[ProblemOut] | None = Field(None, description="422 for a malformed request: its first 20 problems, "
+                                                                "placed (each cut to 200 characters)")
     request_id: str | None = Field(None, description="500: the id under which the service log has the details")
 
 

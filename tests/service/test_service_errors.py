@@ -230,3 +230,21 @@ def test_the_config_path_is_not_shown(client: httpx.Client) -> None:
     description = client.get("/openapi.json").json()["info"]["description"]
     assert "bm25.toml" in description and "/home/someone" not in description
     assert "/home/someone" not in json.dumps(client.get("/openapi.json").json())
+
+
+def test_a_422_echoes_the_body_bounded(client: httpx.Client) -> None:
+    """Issue 53 row 9: the places of a 422 echo the body's keys; a 250 KB key, or 20,000 unknown
+    keys, get an answer of a few KB, not one larger than the body."""
+    huge_key = "k" * 250_000
+    many = {f"x{i}": 0 for i in range(20_000)}
+    for extra, problems in (({huge_key: 1}, 1), (many, 20_000)):
+        body = json.dumps({**GOOD, **extra})
+        answer = client.post("/compress", content=body, headers={"Content-Type": "application/json"})
+        assert answer.status_code == 422, answer.text[:300]
+        assert len(answer.content) < 10_000, len(answer.content)
+        shown = answer.json()
+        assert len(shown["problems"]) == min(problems, 20)
+        assert all(len(p["place"]) < 300 and len(p["problem"]) < 300 for p in shown["problems"])
+        assert "Extra inputs are not permitted" in shown["error"]
+    assert "(and 19990 more)" in shown["error"] and "body.x0:" in shown["error"]
+    assert shown["problems"][0]["place"] == "body.x0"
