@@ -7,7 +7,7 @@ figure, every pass/fail) and ``suite-junit.xml`` into ``--out``; exits 1 when a 
 
 The models are built from configs with the seed architectures (no downloads): a Gemma-2 causal LM
 (EXIT's classifier), a T5 (ECoRAG's evaluator), a BERT shaped like Contriever (ECoRAG's dual
-encoder), each with a word-level tokenizer over the synthetic documents' words.
+encoder), each with a word-level tokenizer over the synthetic documents' words (benchmarks/gpu_models.py).
 
 Time budget on one H100 (our estimate from the sizes; CPU parts run on its 16 cores), per check:
 
@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from benchmarks.gpu_models import make_examples, save_bert, save_gemma2, save_t5, sentences_of
 
 # deterministic cuBLAS for the LoRA resume comparison; read when CUDA starts, so set before torch does
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -122,69 +124,10 @@ QUICK = Sizes(
 )
 
 
-# -- synthetic data -------------------------------------------------------------------------------------------
-def make_examples(sizes: Sizes, seed: int, sentences_per_document: int | None = None) -> list[Any]:
-    """Questions over documents of random words ``w0``..., each split into sentences (``sentence_spans``, so no
-    sentence splitter is needed) with the first sentence of the first two documents as gold evidence."""
-    from ragsift.types import Document, EvidenceSpan, Example
-
-    rng = np.random.default_rng(seed)
-    per_doc = sentences_per_document or sizes.sentences_per_document
-    examples = []
-    for q in range(sizes.questions):
-        documents, evidence = [], []
-        for d in range(sizes.documents):
-            sentences = [" ".join(f"w{i}" for i in rng.integers(0, 500, sizes.words_per_sentence)) + " ." for _ in range(per_doc)]
-            spans, start = [], 0
-            for s in sentences:
-                spans.append((start, start + len(s)))
-                start += len(s) + 1
-            documents.append(Document(title=f"title{q}x{d}", text=" ".join(sentences), sentence_spans=tuple(spans)))
-            if d < 2:
-                evidence.append(EvidenceSpan(d, *spans[0]))
-        question = " ".join(f"w{i}" for i in rng.integers(0, 500, 8)) + " ?"
-        examples.append(Example(id=f"q{q}", question=question, answers=("w1",), documents=tuple(documents),
-                                evidence=tuple(evidence)))
-    return examples
-
-
-def sentences_of(example: Any) -> list[Any]:
-    from ragsift.splitters.presplit import PresplitSplitter
-
-    return PresplitSplitter().split_all(example.documents)
-
-
-def word_tokenizer(extra: list[str]) -> Any:
-    """A whitespace word-level tokenizer: ``w0``..``w499``, ``.``, ``?``, titles, Yes/No and ``extra`` words;
-    ``<bos>`` before every string (as Gemma's tokenizer)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
-    words = [f"w{i}" for i in range(500)] + [".", "?", "Yes", "No"] + extra
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(["<pad>", "<bos>", "<eos>", "<unk>", *words]))}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tok.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", 1)])
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>",
-                                   unk_token="<unk>", name_or_path="gpu-check-words")
-
-
-def save_gemma2(folder: Path, shape: dict[str, Any], seed: int) -> str:
-    """A random-weight Gemma-2 (EXIT's classifier's architecture) and its tokenizer, saved as a model folder."""
-    import torch
-    from transformers import Gemma2Config, Gemma2ForCausalLM
-
-    from ragsift.lm import EXIT_TEMPLATE
-
-    tokenizer = word_tokenizer(EXIT_TEMPLATE.format(query="", context="", sentence="").split())
-    # logits of spread ~2 whatever the width: probabilities neither all 0.5 nor all saturated
-    config = Gemma2Config(vocab_size=len(tokenizer), max_position_embeddings=2048, sliding_window=2048,
-                          query_pre_attn_scalar=shape["head_dim"], initializer_range=2 / math.sqrt(shape["hidden_size"]),
-                          pad_token_id=0, bos_token_id=1, eos_token_id=2, **shape)
-    torch.manual_seed(seed)
-    Gemma2ForCausalLM(config).eval().save_pretrained(folder, safe_serialization=True)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+def examples_for(sizes: Sizes, seed: int, questions: int | None = None, per_document: int | None = None) -> list[Any]:
+    """The synthetic questions of ``sizes`` (``questions`` and ``per_document`` override its counts)."""
+    return make_examples(questions or sizes.questions, sizes.documents, per_document or sizes.sentences_per_document,
+                         sizes.words_per_sentence, seed)
 
 
 def synchronize(device: str) -> None:
@@ -256,7 +199,7 @@ def check_exit_scoring(device: str, sizes: Sizes, work: Path) -> tuple[bool, dic
     from ragsift.scorers.causal_yes_no import CausalYesNoScorer
 
     folder = save_gemma2(work / "gemma2", sizes.lm, seed=0)
-    examples = make_examples(sizes, seed=1)
+    examples = examples_for(sizes, seed=1)
     sentences = [sentences_of(e) for e in examples]
     n = sum(len(s) for s in sentences)
     figures: dict[str, Any] = {"sentences": n, "questions": len(examples)}
@@ -293,33 +236,6 @@ def check_exit_scoring(device: str, sizes: Sizes, work: Path) -> tuple[bool, dic
     return passed, figures
 
 
-def save_t5(folder: Path, shape: dict[str, Any], words: list[str], seed: int) -> str:
-    """A random-weight T5 (ECoRAG's evaluator's architecture) whose tokenizer already holds ``<EVI>`` / ``<NOT>``
-    (as a trained checkpoint: no embedding rows are added at load, so every load has the same weights)."""
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
-
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
-    for word in words:
-        vocab.setdefault(word.lower(), len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
-    tokenizer.add_tokens(["<EVI>", "<NOT>"], special_tokens=True)
-    torch.manual_seed(seed)
-    settings: dict[str, Any] = dict(vocab_size=len(tokenizer), decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
-                                    tie_word_embeddings=False, **shape)
-    model = T5ForConditionalGeneration(T5Config(**settings)).eval()
-    with torch.no_grad():  # T5's output layer starts at std 1: logits so large that every probability is 0 or 1
-        model.lm_head.weight.mul_(2 / math.sqrt(shape["d_model"]))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 def _split_threshold(probabilities: list[float]) -> tuple[float, float]:
     """A threshold in the widest gap between two of ``probabilities`` (so some sets are evidential and some not),
     and its margin: half that gap, the largest device difference that cannot flip a decision."""
@@ -335,7 +251,7 @@ def check_ecorag_reflection(device: str, sizes: Sizes, work: Path) -> tuple[bool
     from ragsift.judges.seq2seq import DEFAULT_SEQ2SEQ_TEMPLATE
     from ragsift.registry import get_registry
 
-    examples = make_examples(sizes, seed=2, sentences_per_document=max(1, sizes.reflection_sentences // sizes.documents))
+    examples = examples_for(sizes, seed=2, per_document=max(1, sizes.reflection_sentences // sizes.documents))
     sentences = [sentences_of(e) for e in examples]
     words = [w for w, _ in pre_tokenizers.Whitespace().pre_tokenize_str(DEFAULT_SEQ2SEQ_TEMPLATE.format(question="", evidence=""))]
     titles = [d.title for e in examples for d in e.documents]
@@ -404,8 +320,8 @@ def check_lora_training(device: str, sizes: Sizes, work: Path) -> tuple[bool, di
     from ragsift.trainers.base import TrainingJob
 
     base = save_gemma2(work / "gemma2-train", sizes.lm_train, seed=5)
-    train = make_examples(sizes, seed=4)
-    dev = make_examples(Sizes(**{**sizes.__dict__, "questions": 1}), seed=6)
+    train = examples_for(sizes, seed=4)
+    dev = examples_for(sizes, seed=6, questions=1)
     steps = sizes.train_steps
 
     class KilledJob(TrainingJob):
@@ -450,39 +366,12 @@ def check_lora_training(device: str, sizes: Sizes, work: Path) -> tuple[bool, di
     return passed, figures
 
 
-def save_bert(folder: Path, shape: dict[str, Any], seed: int) -> str:
-    """A random-weight BERT (Contriever's architecture; a plain transformers folder, so mean pooling)."""
-    import torch
-    from transformers import BertConfig, BertModel, BertTokenizer
-
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "?", *(f"w{i}" for i in range(500))]
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    # transformers 5 builds the tokenizer from ``vocab`` (and ignores a vocab_file); transformers 4 needs the file
-    makers = (lambda: BertTokenizer(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True),
-              lambda: BertTokenizer(vocab_file=str(folder / "vocab.txt"), do_lower_case=True))
-    tokenizer = None
-    for make in makers:
-        try:
-            tokenizer = make()
-        except TypeError:
-            continue
-        if len(tokenizer) == len(vocab):
-            break
-    if tokenizer is None or len(tokenizer) != len(vocab):  # every word [UNK]: all scores equal, the comparison empty
-        raise RuntimeError(f"could not build a BERT tokenizer holding the {len(vocab)} words")
-    torch.manual_seed(seed)
-    BertModel(BertConfig(vocab_size=len(vocab), max_position_embeddings=512, **shape)).eval().save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
-
-
 def check_dual_encoder(device: str, sizes: Sizes, work: Path) -> tuple[bool, dict[str, Any]]:
     """ECoRAG's dual encoder (mean pooling, dot product) scores the same on the device as on the CPU."""
     from ragsift.scorers.dual_encoder import DualEncoderScorer
 
     folder = save_bert(work / "bert", sizes.bert, seed=0)
-    examples = make_examples(Sizes(**{**sizes.__dict__, "questions": max(2, sizes.questions // 2)}), seed=7)
+    examples = examples_for(sizes, seed=7, questions=max(2, sizes.questions // 2))
     sentences = [sentences_of(e) for e in examples]
     on = {where: [DualEncoderScorer(model=folder, device=where, pooling="mean").score(e, s)
                   for e, s in zip(examples, sentences, strict=True)] for where in ("cpu", device)}
@@ -505,7 +394,7 @@ def check_four_bit(device: str, sizes: Sizes, work: Path) -> tuple[bool, dict[st
     have_bnb = importlib.util.find_spec("bitsandbytes") is not None
     on_gpu = device.startswith("cuda")
     scorer = CausalYesNoScorer(model=folder, adapter="", device=device, load_in_4bit=True)
-    example = make_examples(QUICK, seed=8)[0]
+    example = examples_for(QUICK, seed=8)[0]
     figures: dict[str, Any] = {"bitsandbytes_installed": have_bnb}
     try:
         figures["scores"] = scorer.score(example, sentences_of(example)).round(4).tolist()
