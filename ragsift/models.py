@@ -102,15 +102,28 @@ _PACKAGE_INSTALL = {
 
 
 def _package_path(spec: str) -> Path:
+    """The folder of ``package:PKG[.SUB...]/PATH``, found without importing anything: a config
+    (and ``config validate``) only names a place. ``find_spec`` of a dotted name imports its
+    parents (``PKG.SUB`` runs ``PKG/__init__.py``), so only the top-level name is looked up (which
+    runs none of its code) and the subpackages are walked as folders."""
     rest = spec[len("package:") :]
     package, _, inner = rest.partition("/")
-    found = importlib.util.find_spec(package)
+    top, *subs = package.split(".")
+    if not all(part.isidentifier() for part in (top, *subs)):
+        raise ConfigError(f"Model '{spec}': '{package}' is not a Python package name (PKG or PKG.SUB).")
+    found = importlib.util.find_spec(top)
     if found is None or not found.submodule_search_locations:
-        how = _PACKAGE_INSTALL.get(package, "install it (README, \"Install\")")
+        how = _PACKAGE_INSTALL.get(top, "install it (README, \"Install\")")
         raise ConfigError(
-            f"Model '{spec}': Python package '{package}' is not installed; {how}, or name a Hub id or a local path."
+            f"Model '{spec}': Python package '{top}' is not installed; {how}, or name a Hub id or a local path."
         )
-    return Path(list(found.submodule_search_locations)[0]) / inner
+    # a namespace package may span several folders: the first that holds the subpackage
+    for root in found.submodule_search_locations:
+        folder = Path(root).joinpath(*subs)
+        if folder.is_dir():
+            return folder / inner
+    raise ConfigError(f"Model '{spec}': package '{top}' has no subpackage '{package}' (looked in "
+                      f"{', '.join(str(r) for r in found.submodule_search_locations)}).")
 
 
 def resolve_model(spec: str) -> ModelLocation:
