@@ -61,6 +61,28 @@ def _cmd_config_validate(args: argparse.Namespace) -> int:
     return 2 if bad else 0
 
 
+def _clip(text: str, width: int) -> str:
+    """``text`` cut at a word before ``width`` characters, with ' ...' where it was cut."""
+    return text if len(text) <= width else text[: text.rfind(" ", 0, width - 4) if " " in text[: width - 4] else width - 4] + " ..."
+
+
+def _cmd_config_list(args: argparse.Namespace) -> int:
+    from ragsift.config_catalogue import config_catalogue
+
+    entries = config_catalogue()
+    if args.json:
+        print(json.dumps([e.to_dict() for e in entries], indent=2, ensure_ascii=False))
+        return 0
+    width = max((len(e.name) for e in entries), default=0)
+    for e in entries:
+        print(f"{e.name:<{width}}  {_clip(e.description, 100) or '(no description)'}")
+        print(f"{'':<{width}}  compressors: {', '.join(e.compressors)}" if e.problem is None
+              else f"{'':<{width}}  cannot be read: {e.problem}")
+    if not entries:
+        print("(no configs: none in ./configs/ nor shipped with ragsift)")
+    return 0
+
+
 def _cmd_config_show(args: argparse.Namespace) -> int:
     from ragsift.config import load_config
 
@@ -197,10 +219,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_plugins)
 
-    p = sub.add_parser("config", help="validate or show configs", formatter_class=_F,
-                       description="Check config files, or show a config with every default filled in.",
-                       epilog="examples:\n  ragsift config validate configs/exit.toml\n  ragsift config show ecorag-offline")
+    p = sub.add_parser("config", help="list, validate or show configs", formatter_class=_F,
+                       description="List the configs, check config files, or show a config with every default filled in.",
+                       epilog="examples:\n  ragsift config list\n  ragsift config validate configs/exit.toml\n"
+                       "  ragsift config show ecorag-offline")
     csub = p.add_subparsers(dest="config_command", required=True)
+    ls = csub.add_parser("list", help="list the configs a name finds: description and compressors", formatter_class=_F,
+                         description="List every run config that -c NAME finds (./configs/, then the configs ragsift "
+                         "ships): its name, the first sentence of its description and its compressors' labels "
+                         "(give one as -c NAME#LABEL).",
+                         epilog="examples:\n  ragsift config list\n  ragsift config list --json")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.set_defaults(func=_cmd_config_list)
     v = csub.add_parser("validate", help="check config files (builds every plugin, checks model files, loads no weights)",
                         formatter_class=_F,
                         epilog="examples:\n  ragsift config validate configs/*.toml")

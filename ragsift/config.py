@@ -155,14 +155,18 @@ class RunConfig(BaseModel):
 
     def only_compressor_spec(self, use: str, label: str | None = None) -> tuple[str, dict[str, Any]]:
         """(label, spec) of the compressor labelled ``label`` (``CONFIG#LABEL``), or of a config
-        with exactly one compressor, for ``use`` (a command such as 'serve', or 'load_compressor');
-        an unknown label or, without one, any other count is a :class:`ConfigError`."""
+        with exactly one compressor, or else of the one labelled as the config file is named
+        (``fusion-trained.toml``'s ``fusion-trained``), for ``use`` (a command such as 'serve', or
+        'load_compressor'); an unknown label or, without one, any other count is a :class:`ConfigError`."""
         specs = self.compressor_specs()
         if label is not None:
             if label not in specs:
                 raise ConfigError(f"{self.source}: no compressor labelled '{label}' (it has: {', '.join(specs)})."
                                   f"{did_you_mean(label, specs)}")
             return label, specs[label]
+        named = Path(self.source).stem  # 'compress -c fusion-trained': the compressor the config is named after
+        if len(specs) > 1 and named in specs:
+            return named, specs[named]
         if len(specs) != 1:
             first = next(iter(specs))
             raise ConfigError(f"{self.source}: '{use}' needs a config with one compressor; it has {len(specs)} "

@@ -17,6 +17,8 @@ _EPILOG = """examples:
   ragsift evaluate -c configs/bm25.toml --shard 0/4 --out runs/bm25-0   # 1/4 of the examples; then 'ragsift merge'
   ragsift evaluate -c configs/bm25.toml --engine ray --parquet --out runs/bm25-ray   # docs/scale.md
   ragsift evaluate -c bm25 --set compressor.selector.k=3 --set evaluation.limit=20 --out runs/bm25-k3
+  ragsift evaluate -c quickstart --compressors none,bm25,embedding --no-reader --out runs/three
+  ragsift evaluate -c cascades#bm25-docs3 --no-reader --out runs/docs3   # one compressor of a config
   ragsift evaluate -c quickstart --data hotpotqa-eval,2wiki-eval,musique-eval --no-reader --limit 5 --out runs/suite
 
 writes RUN_DIR/predictions/<compressor>.jsonl (one line per example, flushed as it is done),
@@ -25,16 +27,26 @@ RUN_DIR/summary.json, RUN_DIR/summary.md, RUN_DIR/manifest.json, and the report:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ragsift.config import RunConfig, load_config
+    from ragsift.config import load_labelled_config
     from ragsift.errors import RagsiftError
     from ragsift.evaluation.run.runner import RunOptions, run_evaluation
     from ragsift.evaluation.run.shards import parse_shard
+    from ragsift.evaluation.run.subset import parse_compressor_list, select_compressors
 
     if args.allow_mixed and not args.resume:
         raise RagsiftError("--allow-mixed only applies with --resume.")
-    config: str | RunConfig = args.config
-    if args.overrides:
-        config = load_config(args.config).with_overrides(args.overrides)
+    config, label = load_labelled_config(args.config, args.overrides)
+    if label is not None and args.compressors:
+        raise RagsiftError(f"give CONFIG#LABEL or --compressors, not both (got {args.config!r} and --compressors "
+                           f"{args.compressors!r}).")
+    declared = config.evaluation.get("primary")
+    if label is not None:
+        config = select_compressors(config, [label], args.config)
+    elif args.compressors:
+        config = select_compressors(config, parse_compressor_list(args.compressors), f"--compressors {args.compressors}")
+    if declared is not None and "primary" not in config.evaluation and not args.quiet:
+        print(f"ragsift: note: the declared primary comparison ({config.source} [evaluation] primary) is not made: "
+              "its compressor is not among those run.", file=sys.stderr)
 
     run_evaluation(RunOptions(
         config=config, out=Path(args.out), data=args.data, format=args.format, limit=args.limit,
@@ -62,7 +74,10 @@ def add_evaluate_command(subparsers: argparse._SubParsersAction) -> argparse.Arg
         description="Compress every example with every compressor of a config, read the compressed context "
         "with the config's reader, and report means with bootstrap confidence intervals and paired tests.",
     )
-    p.add_argument("--config", "-c", required=True, help="config file or name in configs/")
+    p.add_argument("--config", "-c", required=True, help="config file or name in configs/ ('ragsift config list'); "
+                   "CONFIG#LABEL runs one of its compressors")
+    p.add_argument("--compressors", metavar="A,B", help="only these compressors of the config (labels, comma-separated; "
+                   "the baseline among them): the run's records, summary and report hold only these")
     p.add_argument("--data", "-d", help="dataset file or name ('ragsift datasets'); A,B,C: a suite, each dataset evaluated "
                    "and pooled (default: the config's [evaluation] datasets, else its [dataset], else the bundled "
                    "HotpotQA sample)")

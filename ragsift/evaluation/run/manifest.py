@@ -141,7 +141,7 @@ def _short(digest: object) -> str:
 
 
 def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) -> None:
-    """Refuse to resume when the config, the input file or ``--no-reader`` changed."""
+    """Refuse to resume when the config, the input file, the compressors or ``--no-reader`` changed."""
     checks = [
         (old.get("config", {}).get("sha256"), new["config"]["sha256"], "the config file changed", new["config"]["path"]),
         (old.get("input", {}).get("sha256"), new["input"]["sha256"], "the input file changed", new["input"]["path"]),
@@ -149,6 +149,9 @@ def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) 
         (old.get("run", {}).get("shard"), new["run"]["shard"], "--shard differs", None),
         (old.get("config", {}).get("overrides", []), new["config"]["overrides"], "the --set overrides differ", None),
     ]
+    if "compressors" in old.get("config", {}):  # the labels run: --compressors or CONFIG#LABEL chose other ones
+        checks.append((sorted(old["config"]["compressors"]), sorted(new["config"]["compressors"]),
+                       "the compressors differ (--compressors, CONFIG#LABEL)", None))
     # A file may be included several times (by each compressor that includes it): compare by path.
     included_before = {i["path"]: i["sha256"] for i in old.get("config", {}).get("includes", [])}
     included_now = {i["path"]: i["sha256"] for i in new["config"]["includes"]}
@@ -198,13 +201,45 @@ def version_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     return changes
 
 
+def _failed_before_any_record(run_dir: Path, manifest: Mapping[str, Any]) -> bool:
+    """Whether the run in ``run_dir`` ended (failed or interrupted) before it wrote any prediction
+    record: a failed model load, a missing package. Such a run holds nothing to resume."""
+    if manifest.get("status") not in ("failed", "interrupted"):
+        return False  # running (maybe in another process), paused or complete: never restarted silently
+    predictions = run_dir / "predictions"
+    return not predictions.exists() or (predictions.is_dir() and not any(
+        p.is_file() and p.stat().st_size > 0 for p in predictions.rglob("*")))
+
+
+def _clear_failed_run(run_dir: Path) -> None:
+    """Remove what a run that failed before its first record wrote: its manifest, its copy of the
+    config and its empty prediction files (caches, if any, stay: they are keyed by content)."""
+    try:
+        for name in (MANIFEST_NAME, "config.toml"):
+            (run_dir / name).unlink(missing_ok=True)
+        predictions = run_dir / "predictions"
+        if predictions.is_dir():
+            for path in sorted(predictions.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+                path.unlink() if path.is_file() else path.rmdir()
+            predictions.rmdir()
+    except OSError as exc:
+        raise OutputError(f"--out {run_dir} holds a run that failed before its first record; it could not be cleared "
+                          f"to start again ({describe_os_error(exc)}). Remove it, or choose another --out directory.") from None
+
+
 def check_run_dir(run_dir: Path, resume: bool, *, resumable: bool = True) -> dict[str, Any] | None:
     """The manifest of the run in ``run_dir`` to resume (None: a new run). A run directory is
     either new or empty, or a ragsift run that ``--resume`` continues (``resumable=False``: a
-    command without ``--resume``, such as ``merge``, which never suggests it)."""
+    command without ``--resume``, such as ``merge``, which never suggests it). A run that failed
+    before it wrote any prediction record is started again (with or without ``--resume``): there
+    is nothing to keep, and the fix of its failure (a package installed, a model file replaced)
+    must not block the retry."""
     if run_dir.exists() and not run_dir.is_dir():
         raise OutputError(f"--out {run_dir} is a file; give a folder (new or empty) for the run.")
     old = read_manifest(run_dir)
+    if old is not None and _failed_before_any_record(run_dir, old):
+        _clear_failed_run(run_dir)  # nothing to resume or to lose: start it again, whatever the flags
+        return None
     if old is not None:
         if not resume:
             hint = "pass --resume to finish it, or choose" if resumable else "choose"
