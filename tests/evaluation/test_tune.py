@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragsift.datasets import bundled_sample_path, load_examples
-from ragsift.errors import ConfigError
+from ragsift.errors import ConfigError, OutputError
 from ragsift.evaluation.predictions import prediction_path, read_records
 from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 from ragsift.evaluation.run.tune import TuneOptions, TuneRule, choose, run_tune
@@ -256,3 +256,40 @@ def test_the_frozen_config_names_the_sweep_without_the_machines_path(tmp_path: P
     assert not Path(frozen["tuned"]["sweep"]["config"]).is_absolute()
     assert (tmp_path / frozen["tuned"]["sweep"]["config"]).is_file()
     assert f"from the sweep {frozen['tuned']['sweep']['config']}:" in frozen["description"]
+
+
+@pytest.mark.parametrize("target", ["sweep", "tuning", "data", "manifest"])
+def test_the_frozen_config_never_overwrites_an_input_or_the_runs_files_even_with_force(tmp_path: Path, target: str):
+    """Issue 53 row 5: --frozen is checked as -o is: never the sweep config, the tuning config, the
+    development data or a file of the sweep's run (its manifest), --force or not."""
+    data = tmp_path / "dev.json"
+    shutil.copy(DEV, data)
+    sweep = _sweep(tmp_path, data)
+    tuning = _tuning(tmp_path, sweep)
+    out = tmp_path / "run"
+    if target == "manifest":  # a finished sweep, continued
+        _tune(tuning, out)
+    frozen = {"sweep": sweep, "tuning": tuning, "data": data, "manifest": out / "manifest.json"}[target]
+    before = frozen.read_bytes()
+    calls = AnswerInContextReader.calls
+    with pytest.raises(OutputError, match="--frozen"):
+        _tune(tuning, out, frozen=frozen, force=True, resume=target == "manifest")
+    assert frozen.read_bytes() == before and AnswerInContextReader.calls == calls
+
+
+def test_resume_alone_does_not_overwrite_an_existing_frozen_file(tmp_path: Path):
+    sweep = _sweep(tmp_path)
+    tuning = _tuning(tmp_path, sweep)
+    notes = tmp_path / "notes.toml"
+    notes.write_text("mine = true\n")
+    with pytest.raises(OutputError, match="already exists; pass --force"):
+        _tune(tuning, tmp_path / "run", frozen=notes, resume=True)
+    assert notes.read_text() == "mine = true\n"
+    # a link to an input is the input
+    link = tmp_path / "link.toml"
+    link.symlink_to(sweep)
+    with pytest.raises(OutputError, match="is the input file"):
+        _tune(tuning, tmp_path / "run", frozen=link, force=True)
+    # --force overwrites a file that is no input
+    _tune(tuning, tmp_path / "run", frozen=notes, force=True)
+    assert "[tuned]" in notes.read_text()

@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragsift import config_files
 from ragsift.config import load_config
 from ragsift.datasets.holdout import refuse_evaluation_data
-from ragsift.errors import ConfigError
+from ragsift.errors import ConfigError, OutputError
 from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.plan import DatasetPart, plan_run
 from ragsift.evaluation.run.runner import RunOptions, run_plan
+from ragsift.output_files import check_output, write_text_atomically
 from ragsift.plugin import format_validation_error
 from ragsift.provenance import portable_path
 
@@ -181,6 +182,25 @@ def _check_metric(rule: TuneRule, evaluation: Mapping[str, Any], where: str) -> 
                           "[evaluation] metrics.")
 
 
+def check_frozen(frozen: Path, out: Path, inputs: Sequence[Path], *, force: bool) -> Path:
+    """Check the frozen config's path as ``-o`` is checked (:func:`ragsift.output_files.check_output`):
+    never an input (the tuning config, the sweep config and its includes, the development data,
+    also through a link), never a folder, an existing file only with ``--force`` (``--resume``
+    continues the sweep; it does not license overwriting a file). Inside the sweep's run directory
+    only ``OUT/tuned.toml`` (the default): any other name there is, or may become, a file of the run
+    (its manifest, its records), so the run's own files are inputs too."""
+    where = frozen.parent.resolve() / frozen.name
+    run_dir = out.resolve()
+    if where.is_relative_to(run_dir) and where != run_dir / "tuned.toml":
+        raise OutputError(f"--frozen {frozen} is inside the sweep's run directory {out}, where the run keeps its "
+                          f"own files (manifest, records); write it as {out / 'tuned.toml'} (the default) or outside "
+                          f"{out}.")
+    own = [f for f in run_dir.rglob("*") if f.is_file() and f != where] if run_dir.is_dir() else []
+    if not frozen.parent.is_dir():  # a new folder holds nothing to lose; it is made when the choice is written
+        return frozen
+    return check_output(frozen, [*inputs, *own], force=force, flag="--frozen")
+
+
 def run_tune(opts: TuneOptions) -> dict[str, Any]:
     """Run the sweep, choose each family's point by the rule, write the frozen config; returns
     the ``[tuned]`` record."""
@@ -198,8 +218,6 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
         raise ConfigError(f"{where} has no [reader]: tune chooses operating points for the run's reader.")
     _check_metric(tune.rule, config.evaluation or {}, where)
     frozen = opts.frozen if opts.frozen is not None else Path(opts.out) / "tuned.toml"
-    if frozen.exists() and not (opts.force or opts.resume):
-        raise ConfigError(f"{frozen} exists; pass --force to overwrite it, or choose another --frozen path.")
     # refused before anything runs or is written: what the run will read, read once, by the run's own rule
     plan = plan_run(RunOptions(config=config, out=Path(opts.out), data=opts.data, format=opts.format,
                                limit=opts.limit, resume=opts.resume, progress=opts.progress, argv=opts.argv,
@@ -210,6 +228,8 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
                                                             if ex.metadata.get("dataset", part.name) == part.name],
                                    "ragsift tune", name=part.source.name) for part in parts]
     sha = mf.input_record(plan)["sha256"] if plan.parts else shas[0]
+    inputs = [Path(tune.source), *(path for path, _ in config.files), *(Path(part.source.path) for part in parts)]
+    check_frozen(frozen, Path(opts.out), inputs, force=opts.force)
     result = run_plan(plan)
     summary, records, manifest = result.summary, result.records, result.manifest
     rows = point_rows(summary, records, tune.rule.metric)
@@ -252,7 +272,8 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
         out["evaluation"]["limit"] = opts.limit
     out["tuned"] = record
     frozen.parent.mkdir(parents=True, exist_ok=True)
-    frozen.write_text(tomli_w.dumps(_without_none(out)), encoding="utf-8")
+    check_frozen(frozen, Path(opts.out), inputs, force=True)  # again: the run's files exist now (a link to one)
+    write_text_atomically(frozen, tomli_w.dumps(_without_none(out)))
     opts.echo(format_choice(rows, tune.rule, frozen))
     return record
 

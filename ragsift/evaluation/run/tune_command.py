@@ -56,7 +56,8 @@ def add_tune_command(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--format", "-f", help="dataset loader name (default: the sweep config's [dataset] name, else detected)")
     p.add_argument("--limit", type=positive_int, help="only the first N development questions (overrides [evaluation] limit)")
     p.add_argument("--resume", action="store_true", help="finish an interrupted sweep: skip examples already written")
-    p.add_argument("--force", action="store_true", help="overwrite an existing frozen config")
+    p.add_argument("--force", action="store_true", help="overwrite an existing frozen config (never an input or a file of "
+                   "the sweep's run; --resume alone does not)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
     add_set_option(p, "the sweep config (not the tuning config's [rule])")
     p.set_defaults(func=_cmd_tune)
