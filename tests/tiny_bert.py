@@ -25,7 +25,10 @@ def save_tiny_bert(folder: Path, texts: list[str], max_words: int = 400, layers:
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    # the vocabulary as a mapping: transformers 5 ignores ``vocab_file`` here (every word would be [UNK])
+    tokenizer = BertTokenizerFast(vocab={w: i for i, w in enumerate(vocab)}, do_lower_case=True)
+    if words and tokenizer.convert_tokens_to_ids(words[0]) != 5:
+        raise AssertionError("the tiny BERT's tokenizer lost its vocabulary")
     torch.manual_seed(0)
     bert = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
                       intermediate_size=64, max_position_embeddings=128, **config)
