@@ -286,10 +286,11 @@ def parse_override(text: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError:
         raise ConfigError(f"--set {text!r}: '{key}' is not a dotted key such as compressor.selector.k (quote a part "
                           'that holds dots or spaces: compressors."exit@0.5".selector.k).') from None
+    where = f"--set {key}=..."  # not the value: it may be 5,000 digits
     try:
-        return tomllib.loads(f"{key} = {value.strip()}")
-    except tomllib.TOMLDecodeError:
-        return tomllib.loads(f"{key} = {json.dumps(value.strip())}")
+        return config_files.loads_toml(f"{key} = {value.strip()}", where)
+    except config_files.TomlSyntaxError:  # not a TOML value: a string (too deep or too long: refused)
+        return config_files.loads_toml(f"{key} = {json.dumps(value.strip())}", where)
 
 
 def split_label(name_or_path: str | os.PathLike[str]) -> tuple[str, str | None]:

@@ -31,7 +31,8 @@ from ragsift.errors import ConfigError
 from ragsift.suggestions import did_you_mean
 
 __all__ = ["REPOSITORY", "PACKAGE_DATA", "shipped_roots", "config_dirs", "find_config_file", "read_toml",
-           "read_toml_file", "anchor_paths", "PATH_KEYS", "include_target", "read_with_includes"]
+           "read_toml_file", "loads_toml", "MAX_TOML_DEPTH",
+           "TomlSyntaxError", "anchor_paths", "PATH_KEYS", "include_target", "read_with_includes"]
 
 #: the repository that holds this package (a clone or an editable install: configs/ and models/ are there)
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -97,6 +98,52 @@ def find_config_file(name_or_path: str | Path, sub: str = "", what: str = "confi
                       f"looked in {', '.join(str(d) for d in config_dirs(sub))}).{did_you_mean(stem, names)}")
 
 
+#: deeper arrays or tables than this are refused: no config needs them, and code that walks a
+#: table (merging includes, --set, the manifest) recurses once per level
+MAX_TOML_DEPTH = 64
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests arrays and tables (iteratively: the value may be deep)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+class TomlSyntaxError(ConfigError):
+    """Text that is not TOML at all (as opposed to TOML with values too long or too deep)."""
+
+
+def loads_toml(text: str, where: str) -> dict[str, Any]:
+    """``tomllib.loads``, every way it can fail a :class:`ConfigError` naming ``where``: invalid
+    TOML, an integer too long for Python to read (over ``sys.get_int_max_str_digits()``, 4300 by
+    default), or arrays or tables nested deeper than :data:`MAX_TOML_DEPTH`."""
+    import sys
+
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlSyntaxError(f"{where}: not valid TOML: {exc}.") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: not valid TOML here: arrays or tables nested too deeply (a config has at most "
+                          f"{MAX_TOML_DEPTH} levels).") from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string conversion"
+        if "digits" not in str(exc):
+            raise
+        raise ConfigError(f"{where}: not valid TOML here: an integer with more than {sys.get_int_max_str_digits()} "
+                          "digits.") from None
+    if _depth(table) > MAX_TOML_DEPTH + 1:  # the file's own table is one level
+        raise ConfigError(f"{where}: arrays or tables nested more than {MAX_TOML_DEPTH} levels deep; a config has "
+                          "no such values.")
+    return table
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """The TOML table of ``path``; invalid TOML or an unreadable file is a :class:`ConfigError`."""
     return read_toml_file(path)[0]
@@ -109,11 +156,10 @@ def read_toml_file(path: Path) -> tuple[dict[str, Any], bytes]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}.") from None
     try:
-        return tomllib.loads(data.decode("utf-8")), data
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}.") from None
+    return loads_toml(text, str(path)), data
 
 
 Table = dict[str, Any]
