@@ -282,15 +282,25 @@ def parse_override(text: str) -> dict[str, Any]:
     if not sep or not key:
         raise ConfigError(f"--set {text!r}: expected KEY=VALUE, such as compressor.selector.k=3.")
     try:
-        tomllib.loads(f"{key} = 0")
+        template = tomllib.loads(f"{key} = 0")
     except tomllib.TOMLDecodeError:
         raise ConfigError(f"--set {text!r}: '{key}' is not a dotted key such as compressor.selector.k (quote a part "
                           'that holds dots or spaces: compressors."exit@0.5".selector.k).') from None
     where = f"--set {key}=..."  # not the value: it may be 5,000 digits
     try:
-        return config_files.loads_toml(f"{key} = {value.strip()}", where)
+        table = config_files.loads_toml(f"{key} = {value.strip()}", where)
     except config_files.TomlSyntaxError:  # not a TOML value: a string (too deep or too long: refused)
         return config_files.loads_toml(f"{key} = {json.dumps(value.strip())}", where)
+    # VALUE is one TOML value: a line break followed by "[reader]" or "other.key = ..." would set
+    # tables the user never named on the command line (README: one KEY, one value)
+    node, shape = table, template
+    while isinstance(shape, dict):
+        if not isinstance(node, dict) or node.keys() != shape.keys():
+            raise ConfigError(f"{where}: VALUE must be one TOML value, but it also sets other keys or tables (a line "
+                              "break followed by 'KEY = ...' or '[TABLE]'); give one --set per key.")
+        (part,) = shape
+        node, shape = node[part], shape[part]
+    return table
 
 
 def split_label(name_or_path: str | os.PathLike[str]) -> tuple[str, str | None]:

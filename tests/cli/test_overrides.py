@@ -210,3 +210,18 @@ def test_config_show_keeps_a_switched_off_adapter(capsys: pytest.CaptureFixture[
     code, out, _ = run(capsys, "config", "show", "exit-offline")
     scorer = tomllib.loads(out)["compressors"]["exit"]["scorer"]
     assert code == 0 and scorer["adapter"] == ""  # omitted, EXIT's default Gemma adapter would come back
+
+
+@pytest.mark.parametrize("text", [
+    'compressor.selector.k=3\n[reader]\nname = "openai"',  # a table the command line never named
+    "compressor.selector.k=3\nevaluation.limit = 2",  # another key
+    "compressor.selector.k=3\ncompressor.selector.name = 'threshold'",  # a sibling of KEY
+])
+def test_a_set_value_is_one_toml_value_not_several_lines_of_keys(text: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 53 row 11: a line break in VALUE may not set other keys or tables."""
+    with pytest.raises(ConfigError, match="VALUE must be one TOML value"):
+        parse_override(text)
+    code, _, err = run(capsys, "compress", "-c", "bm25", "--set", text, "--limit", "1", "-q")
+    assert code != 0 and err.count("ragsift: error:") == 1 and "give one --set per key" in err
+    # a value that spans lines is still one value
+    assert parse_override("compressor.selector.k=[1,\n2]") == {"compressor": {"selector": {"k": [1, 2]}}}
