@@ -304,12 +304,25 @@ def parse_override(text: str) -> dict[str, Any]:
 
 
 def split_label(name_or_path: str | os.PathLike[str]) -> tuple[str, str | None]:
-    """``CONFIG#LABEL`` -> (CONFIG, LABEL); a name without ``#``, or an existing file whose name
+    """``CONFIG#LABEL`` -> (CONFIG, LABEL), split at the last ``#`` after which CONFIG names a
+    config (a label or a path may hold ``#``); a name without ``#``, or an existing file whose name
     holds one, -> (name, None)."""
     text = os.fspath(name_or_path)
     if "#" not in text or Path(text).is_file():
         return text, None
+    # a label may hold '#' itself (compressors."a#b"), and so may a config's path: the config is
+    # the text before the last '#' that names a config, tried from the last '#' back (else the
+    # last '#', whose missing config the error names)
     base, _, label = text.rpartition("#")
+    cut = len(base)
+    while cut > 0:
+        try:
+            find_config(text[:cut])
+        except ConfigError:
+            cut = text.rfind("#", 0, cut)
+            continue
+        base, label = text[:cut], text[cut + 1 :]
+        break
     if not base.strip() or not label.strip():
         raise ConfigError(f"'{text}': give CONFIG#LABEL, a config and the label of one of its compressors "
                           "(e.g. 'baselines#bm25').")

@@ -225,3 +225,23 @@ def test_a_set_value_is_one_toml_value_not_several_lines_of_keys(text: str, caps
     assert code != 0 and err.count("ragsift: error:") == 1 and "give one --set per key" in err
     # a value that spans lines is still one value
     assert parse_override("compressor.selector.k=[1,\n2]") == {"compressor": {"selector": {"k": [1, 2]}}}
+
+
+def test_a_label_or_a_config_path_holding_a_hash_is_split_where_a_config_is(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 53 row 18: ``CONFIG#a#b`` is the compressor ``a#b`` of CONFIG (it was the config
+    ``CONFIG#a``, which does not exist), and ``dir#1/c.toml#x`` still reads ``dir#1/c.toml``."""
+    folder = tmp_path / "runs#1"
+    folder.mkdir()
+    path = folder / "c.toml"
+    path.write_text('[compressors."a#b"]\nname = "bm25"\n[compressors.none]\nname = "none"\n')
+    assert split_label(f"{path}#a#b") == (str(path), "a#b")
+    assert split_label(f"{path}#none") == (str(path), "none")
+    assert ragsift.load_compressor(f"{path}#a#b").registered_name == "bm25"
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "compress", "-c", f"{path}#a#b", "--limit", "1", "-q", "-o", str(out))
+    assert code == 0, err
+    assert json.loads(out.read_text())["compressor"] == "a#b"
+    # no config before any '#': the error names the text before the last one
+    with pytest.raises(ConfigError, match=r"No config '.*nowhere#x'"):
+        load_labelled_config(f"{tmp_path}/nowhere#x#y")
