@@ -70,7 +70,8 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
         return []
     data = path.read_bytes()
     records: list[dict[str, Any]] = []
-    without: list[tuple[int, str]] = []  # (line, id) of the records that have no checksum
+    without: list[tuple[int, str, int]] = []  # (line, id, position) of the records that have no checksum
+    unchecked: set[int] = set()
     offset = 0
     lines = data.split(b"\n")
     for number, raw in enumerate(lines, start=1):
@@ -96,7 +97,8 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
                                   "after it was written. Restore the file, or delete this line and rerun 'ragsift "
                                   "evaluate' with --resume to compute the record again.")
         if not present:
-            without.append((number, str(record["id"])))
+            without.append((number, str(record["id"]), len(records)))
+            unchecked.add(len(records))
         if stored is not None and stored != digest(record):
             raise DataFormatError(path, number, f"record '{record['id']}' does not match its checksum: it was edited or "
                                   "corrupted after it was written. Restore the file, or delete this line and rerun "
@@ -106,8 +108,12 @@ def read_records(path: Path, repair: bool = True) -> list[dict[str, Any]]:
                 fh.write(b"\n")
         records.append(record)
         offset += len(raw) + 1
-    if without and len(without) < len(records):  # the file has checksums: a missing one was deleted
-        number, record_id = without[0]
+    # A file may start with records written before checksums existed (a run resumed by a newer
+    # ragsift appends records with theirs); a record without one after a record with one was edited.
+    first_checked = next((i for i, r in enumerate(records) if i not in unchecked), None)
+    late = [w for w in without if first_checked is not None and w[2] > first_checked]
+    if late:
+        number, record_id, _ = late[0]
         raise DataFormatError(path, number, f"record '{record_id}' has no checksum, unlike the other records of this "
                               "file: it was edited or corrupted after it was written. Restore the file, or delete this "
                               "line and rerun 'ragsift evaluate' with --resume to compute the record again.")
