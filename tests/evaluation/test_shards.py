@@ -172,3 +172,20 @@ def test_a_shard_resumes_and_refuses_another_shard(runs: Path, tmp_path: Path, c
     assert [(r["id"], r["kept"], r["metrics"]) for r in resumed] == [(r["id"], r["kept"], r["metrics"]) for r in whole]
     assert _evaluate(config, run, "--shard", "2/3", "--resume") == 2
     assert "--shard differs" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_killed_merge_is_refused_with_a_way_forward(runs: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 53 row 16: a merge killed while it wrote its report (complete) or its records
+    (running) leaves a folder whose rerun names what to do: 'ragsift report DIR', or delete it."""
+    shards = [str(runs / n) for n in ("s0", "s1", "s2")]
+    out = tmp_path / "merged"
+    assert main(["merge", *shards, "--out", str(out), "-q"]) == 0
+    (out / "report.html").unlink()  # killed while the report was written
+    _refused([*shards, "--out", str(out)], capsys, f"'ragsift report {out}'")
+    assert main(["report", str(out)]) == 0 and (out / "report.html").is_file()
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["status"] = "running"  # killed while the records were written
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    _refused([*shards, "--out", str(out)], capsys, "did not finish", f"delete {out} and run the merge again")

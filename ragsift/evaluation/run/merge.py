@@ -147,6 +147,21 @@ def _records(plan: RunPlan, shards: Sequence[tuple[Path, Mapping[str, Any]]]) ->
     return out
 
 
+def _refuse_earlier_merge(out: Path) -> None:
+    """A merge's folder from an earlier merge (issue 53 row 16): the refusal says how to go on. A
+    complete one may only lack its report (a kill while it was written); an unfinished one holds
+    nothing that the shards cannot give again."""
+    old = mf.read_manifest(out) if out.is_dir() else None
+    if old is None or old.get("merged_from") is None:
+        return
+    if old.get("status") == "complete":
+        raise ConfigError(f"{out} already holds a complete merge; 'ragsift report {out}' writes its report again "
+                          "(if the merge was stopped while writing it). To merge again, choose another --out directory.")
+    raise ConfigError(f"{out} holds a merge that did not finish (status '{old.get('status')}': stopped while it wrote "
+                      f"the records or the summary). Everything in it comes from the shards: delete {out} and run "
+                      "the merge again, or choose another --out directory.")
+
+
 def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, argv: list[str] | None = None,
                echo: Callable[[str], None] | None = print) -> RunResult:
     """Check the shard runs ``run_dirs`` and write their merged run into ``out``; returns its result."""
@@ -164,6 +179,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
         raise ConfigError(f"cannot merge: the input file {plan.data} changed since the shards ran (sha256 "
                           f"{_short(first['input']['sha256'])} -> {_short(now_sha)}).")
     records = _records(plan, shards)
+    _refuse_earlier_merge(out)
     check_run_dir(out, resume=False, resumable=False)
 
     manifest = json.loads(json.dumps(first))
