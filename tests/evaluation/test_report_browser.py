@@ -132,3 +132,28 @@ def test_report_at_1400_px_outcome_first_compare_view_and_without_script(tmp_pat
     image_off = Image.open(io.BytesIO(shot_off.read_bytes()))
     assert _pixels(image_off, KEPT) > 2_000, "no kept sentence drawn without script"
     assert _pixels(image_off, TOP_SCORE, tolerance=3) > 500, "no score shading drawn without script"
+
+
+_TOPS = """<script>(function () {
+  var out = {};
+  ["answer", "primary", "results-table", "plot-tradeoff_tokens", "plot-tradeoff_latency", "tests"].forEach(function (id) {
+    var e = document.getElementById(id);
+    out[id] = e ? Math.round(e.getBoundingClientRect().top + window.scrollY) : -1;
+  });
+  document.body.setAttribute("data-tops", JSON.stringify(out));
+})();</script></body>"""
+
+
+def test_at_1400_px_the_answer_and_the_tradeoff_plot_are_on_the_first_two_screens(tmp_path: Path) -> None:
+    """Issue 51: the frontier sentence, the primary verdict and the trade-off plot within the first
+    two screens (1,400 x 900 px), the plots before the paired tests (the old page put them after)."""
+    import json
+
+    out, _ = reader_run(tmp_path, evaluation='primary = "bm25"')
+    probe = out / "tops.html"
+    probe.write_text((out / "report.html").read_text(encoding="utf-8").replace("</body>", _TOPS), encoding="utf-8")
+    dom = _browser(tmp_path, "--window-size=1400,900", "--dump-dom", probe.resolve().as_uri()).stdout
+    tops = json.loads(re.search(r'data-tops="([^"]+)"', dom).group(1).replace("&quot;", '"'))
+    assert 0 <= tops["answer"] < 900 and "frontier" in dom.split('id="answer"', 1)[1].split("</div>", 1)[0]
+    assert 0 <= tops["plot-tradeoff_tokens"] < 2 * 900, tops
+    assert tops["answer"] < tops["results-table"] < tops["plot-tradeoff_tokens"] < tops["tests"], tops

