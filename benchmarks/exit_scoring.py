@@ -36,7 +36,9 @@ from typing import Any
 import numpy as np
 from markdown_section import write_section
 
-import ragsift  # noqa: F401  (first: sets OpenMP's wait policy before torch loads; ragsift/openmp.py)
+from ragsift.openmp import prefer_passive_wait
+
+prefer_passive_wait()  # this benchmark owns its process: OMP_WAIT_POLICY=PASSIVE before torch loads, unless set
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## EXIT scoring"

@@ -18,7 +18,7 @@ examples), seconds per question, sentences per second, and the largest score dif
 the llama.cpp no-reuse run when there is one (asserted <= 1e-4 for llama.cpp's prefix reuse), else
 against llama.cpp's prefix reuse. The two engines compute with different weights (fp32
 dequantised vs Q4_K_M as llama.cpp computes it), so their scores differ by more than rounding.
-Both engines run in one process with ``OMP_WAIT_POLICY=PASSIVE`` (``import ragsift`` sets it before
+Both engines run in one process with ``OMP_WAIT_POLICY=PASSIVE`` (the script sets it before
 torch loads unless the environment sets a policy; docs/exit.md). Nothing is tuned: this script only measures.
 
     python benchmarks/yes_no_engines.py --models 0.5b,1.5b --examples 5 --threads 2 --reference --write BENCHMARKS.md
@@ -37,7 +37,9 @@ from typing import Any
 import numpy as np
 from markdown_section import write_section
 
-import ragsift  # noqa: F401  (first: it sets OMP_WAIT_POLICY=PASSIVE before torch and llama.cpp load)
+from ragsift.openmp import prefer_passive_wait
+
+prefer_passive_wait()  # this benchmark owns its process: OMP_WAIT_POLICY=PASSIVE before torch loads, unless set
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## Yes/No engines (torch vs llama.cpp, EXIT scoring)"

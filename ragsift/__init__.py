@@ -16,7 +16,6 @@ from ragsift.hookspecs import hookimpl
 from ragsift.judges.base import Judge
 from ragsift.labelers.base import Labeler
 from ragsift.metrics.base import Metric
-from ragsift.openmp import prefer_passive_wait
 from ragsift.plugin import Params, Plugin, PluginSpec
 from ragsift.readers.base import Reader
 from ragsift.registry import build_plugin, get_registry, register
@@ -26,9 +25,8 @@ from ragsift.splitters.base import Splitter
 from ragsift.types import CompressionResult, Document, EvidenceSpan, Example, Selection, Sentence
 from ragsift.version import __version__
 
-# none of the imports above loads torch or llama.cpp: set OpenMP's wait policy before they do
-# (ragsift/openmp.py says why)
-prefer_passive_wait()
+# A library does not change its host process on import: OpenMP's wait policy (ragsift/openmp.py)
+# is set by ragsift's CLI and benchmarks, which own their process, or by the user.
 
 __all__ = [
     "__version__",

@@ -306,6 +306,9 @@ def _silence_progress_bars() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ragsift.openmp import prefer_passive_wait
+
+    prefer_passive_wait()  # the CLI owns its process: OpenMP threads sleep while they wait (ragsift/openmp.py)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "quiet", False):

@@ -11,8 +11,11 @@ token of the authors' large padded batches, and about the same with the policy b
 (docs/exit.md, "What made prefix-shared slow").
 
 ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep at once) is read once, when a library loads its
-OpenMP runtime, so :func:`prefer_passive_wait` runs when ragsift is imported, before either
-library is. A policy the environment already sets is kept: an empty ``OMP_WAIT_POLICY=`` keeps
+OpenMP runtime, so :func:`prefer_passive_wait` runs before either library is, where ragsift owns
+the process: the ``ragsift`` command (:func:`ragsift.cli.main`) and the benchmarks. Importing
+ragsift changes no environment variable (a library does not change its host process); a program
+that uses ragsift as a library sets the policy itself (``OMP_WAIT_POLICY=PASSIVE`` in its
+environment, or this function before torch loads). A policy the environment already sets is kept: an empty ``OMP_WAIT_POLICY=`` keeps
 libgomp's default spinning, faster on idle dedicated cores (docs/exit.md gives both figures).
 """
 

@@ -3,7 +3,7 @@ the model's chat template, and a tokenizer view with the methods ragsift's promp
 
 Shared by the ``llama-cpp`` reader and the llama.cpp Yes/No engine. llama.cpp's OpenMP threads
 spin while they wait by default, which made it about 4x slower on a shared 2-core machine;
-``OMP_WAIT_POLICY=PASSIVE`` is set when ragsift is imported (:mod:`ragsift.openmp`), before torch
+``OMP_WAIT_POLICY=PASSIVE`` is set by the ``ragsift`` command (:mod:`ragsift.openmp`), before torch
 or llama.cpp load their OpenMP runtime (torch's wheel ships ``libgomp.so.1``, which llama.cpp then
 shares, with the policy read when torch loaded it: measured 3x the CPU time for the same tokens
 when torch came first without it); a warning says when llama_cpp was loaded before.

@@ -1,10 +1,12 @@
-"""OpenMP's wait policy (ragsift/openmp.py, issue 29): importing ragsift before torch makes torch's
-OpenMP runtime start with PASSIVE waiting (threads sleep instead of spinning 300,000 iterations
-per operator), a policy the user set is kept, and a runtime loaded before ragsift is reported.
+"""OpenMP's wait policy (ragsift/openmp.py, issue 29): the ``ragsift`` command and the benchmarks, which
+own their process, make torch's OpenMP runtime start with PASSIVE waiting (threads sleep instead of
+spinning 300,000 iterations per operator), a policy the user set is kept, and a runtime loaded before
+is reported. ``import ragsift`` changes no environment variable (issue 51: a library does not change
+its host process on import).
 
-Planted slow version these fail on: ``prefer_passive_wait()`` no longer called when ragsift is
-imported (torch's libgomp then reports ``GOMP_SPINCOUNT = '300000'``: the default spinning that made
-prefix-shared EXIT scoring cost ~3x the CPU per token on a shared machine)."""
+Planted slow version these fail on: ``prefer_passive_wait()`` no longer called by the CLI (torch's
+libgomp then reports ``GOMP_SPINCOUNT = '300000'``: the default spinning that made prefix-shared EXIT
+scoring cost ~3x the CPU per token on a shared machine)."""
 
 from __future__ import annotations
 
@@ -31,9 +33,21 @@ def _spin_count(stderr: str) -> str:
     return lines[0].split("=", 1)[1].strip().strip("'")
 
 
-def test_torch_imported_after_ragsift_waits_passively() -> None:
-    out = _run("import ragsift, torch, os; torch.ones(4).sum(); print(os.environ['OMP_WAIT_POLICY'])",
-               OMP_DISPLAY_ENV="VERBOSE")
+#: the CLI's entry point, then torch (as 'ragsift evaluate' loads it, after main() has started)
+CLI_THEN_TORCH = ("import os, ragsift.cli as c; c.main(['plugins', '--stage', 'assembler']); import torch; "
+                  "torch.ones(4).sum(); print(os.environ['OMP_WAIT_POLICY'])")
+
+
+def test_importing_ragsift_changes_no_environment_variable() -> None:
+    out = _run("import os, json; before = dict(os.environ); import ragsift, ragsift.cli, ragsift.config; "
+               "print(os.environ.get('OMP_WAIT_POLICY')); print(json.dumps(sorted(set(os.environ.items()) ^ "
+               "set(before.items()))))")
+    policy, changed = out.stdout.splitlines()
+    assert policy == "None" and changed == "[]"
+
+
+def test_the_cli_makes_torch_wait_passively() -> None:
+    out = _run(CLI_THEN_TORCH, OMP_DISPLAY_ENV="VERBOSE")
     assert out.stdout.split()[-1] == "PASSIVE"
     assert _spin_count(out.stderr) == "0"  # libgomp itself read the policy
 
@@ -45,19 +59,22 @@ def test_the_default_spins_which_is_what_ragsift_changes() -> None:
 
 @pytest.mark.parametrize("policy", ["ACTIVE", "PASSIVE"])
 def test_a_policy_the_user_set_is_kept(policy: str) -> None:
-    out = _run("import ragsift, os; print(os.environ['OMP_WAIT_POLICY'])", OMP_WAIT_POLICY=policy)
-    assert out.stdout.strip() == policy
+    out = _run(CLI_THEN_TORCH, OMP_WAIT_POLICY=policy)
+    assert out.stdout.split()[-1] == policy
 
 
-def test_a_runtime_loaded_before_ragsift_is_reported() -> None:
-    out = _run("import torch, ragsift.openmp as o; print(','.join(o.LOADED_BEFORE))")
-    assert out.stdout.strip() == "torch"
-    out = _run("import ragsift.openmp as o; import torch; print(repr(','.join(o.LOADED_BEFORE)))")
+def test_a_runtime_loaded_before_the_policy_is_set_is_reported() -> None:
+    out = _run("import torch, ragsift.openmp as o; print(','.join(o.prefer_passive_wait())); print(','.join(o.LOADED_BEFORE))")
+    assert out.stdout.split() == ["torch", "torch"]
+    out = _run("import ragsift.openmp as o; o.prefer_passive_wait(); import torch; print(repr(','.join(o.LOADED_BEFORE)))")
     assert out.stdout.strip() == "''"
 
 
-def test_the_exit_benchmark_imports_ragsift_before_torch() -> None:
-    """benchmarks/exit_scoring.py imports torch inside main(): ragsift must be imported at the top."""
-    tree = ast.parse((ROOT / "benchmarks" / "exit_scoring.py").read_text())
+@pytest.mark.parametrize("script", ["exit_scoring.py", "yes_no_engines.py"])
+def test_the_benchmarks_set_the_policy_before_torch_loads(script: str) -> None:
+    """The benchmarks import torch inside their functions: the policy is set at the top of the module."""
+    tree = ast.parse((ROOT / "benchmarks" / script).read_text())
     top = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
-    assert "ragsift" in top and "torch" not in top
+    calls = [node.value.func.id for node in tree.body if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+             and isinstance(node.value.func, ast.Name)]
+    assert "prefer_passive_wait" in calls and "torch" not in top
