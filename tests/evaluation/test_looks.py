@@ -117,3 +117,24 @@ def test_designs_the_run_cannot_follow_are_refused_before_anything_is_written(tm
     with pytest.raises(ConfigError, match="--until-look needs sequential looks"):
         _run(config, tmp_path / "c", data, until_look=1)
     assert not any((tmp_path / d).exists() for d in ("a", "b", "c"))
+
+
+def test_a_resume_refuses_a_changed_margin(tmp_path):
+    """The margin is declared before the evaluation: a resume with another one is refused, whether
+    the config file or a --set override changed it."""
+    data = _split(tmp_path)
+    primary = 'compressor = "bm25"\ntest = "non-inferiority"\nmargin = 3.0\n'
+    config = _config(tmp_path, "http://127.0.0.1:9", primary)
+    out = tmp_path / "run"
+    run_evaluation(RunOptions(config=config, out=out, data=data, limit=1, no_reader=True, progress=False,
+                              echo=lambda _: None))
+    from ragsift.config import load_config
+
+    moved = load_config(config).with_overrides(["evaluation.primary.margin=5.0"])
+    with pytest.raises(ConfigError, match="cannot resume: the --set overrides differ"):
+        run_evaluation(RunOptions(config=moved, out=out, data=data, limit=2, no_reader=True, resume=True,
+                                  progress=False, echo=lambda _: None))
+    config.write_text(config.read_text().replace("margin = 3.0", "margin = 2.0"))
+    with pytest.raises(ConfigError, match="cannot resume: the config file changed"):
+        run_evaluation(RunOptions(config=config, out=out, data=data, limit=2, no_reader=True, resume=True,
+                                  progress=False, echo=lambda _: None))

@@ -244,8 +244,12 @@ def test_a_shipped_tuning_config_names_a_sound_sweep_on_development_questions(pa
     sweep = load_config(tune.sweep_path())
     assert config_problems(sweep) == []
     assert sweep.reader is not None and sweep.evaluation.get("sweep")
-    source = sweep.data()
-    refuse_evaluation_data(Path(source.path), list(source.load(sweep.evaluation.get("limit"))), "test")
+    from ragsift.evaluation.run.plan import suite_names
+
+    for spec in suite_names(None, sweep.evaluation.get("datasets")) or [None]:  # a suite: each of its datasets
+        source = sweep.data(spec)
+        refuse_evaluation_data(Path(source.path), list(source.load(sweep.evaluation.get("limit"))), "test",
+                               name=source.name)
 
 
 def test_the_frozen_config_names_the_sweep_without_the_machines_path(tmp_path: Path, monkeypatch):
