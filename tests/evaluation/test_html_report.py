@@ -136,6 +136,10 @@ def test_reader_run_plots_em_f1_and_lists_disagreements_first(with_reader_run: t
     assert records["bm25"][some]["prediction"] in page and records["none"][some]["answers"][0] in page
     # McNemar's second opinion for EM, from summary.json
     assert "exact McNemar test" in page
+    # the smallest detectable difference beside each tested interval, as summary.json has it
+    summary = json.loads((out / "summary.json").read_text())
+    em = summary["comparisons"]["bm25"]["em"]
+    assert em["mdd"] is not None and f"<small>MDD {em['mdd']:.1f}</small>" in page
 
 
 @pytest.mark.slow  # a real evaluate run (module fixture) or a report of one

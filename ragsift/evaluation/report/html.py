@@ -51,6 +51,8 @@ from ragsift.evaluation.report.summary import (
     format_diff,
     mcnemar_left_out_note,
     mcnemar_rows,
+    mdd_note,
+    mdd_text,
     primary_lines,
     prompt_token_stats,
     result_columns,
@@ -381,6 +383,8 @@ def _diff_cell(summary: Mapping[str, Any], test: Mapping[str, Any] | None, col: 
     main, _, rest = text.partition(" ")
     interval, _, p = rest.partition("] ")
     lines = [interval + "]"] + ([p] if p else []) if interval else []
+    if mdd_text(test, col.unit):  # the smallest difference this run could have seen (docs/statistics.md)
+        lines.append(mdd_text(test, col.unit))
     sig = "p_holm" in test and test["p_holm"] < SIGNIFICANCE and "*" in p
     # every tested metric is better higher (summary.is_tested): a positive difference is better than the baseline
     direction = ("better" if test["mean_difference"] > 0 else "worse") if sig else ""
@@ -406,7 +410,7 @@ def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
              f"the Holm-adjusted p-value. {family_note(summary)} * (shaded): Holm-adjusted p < {SIGNIFICANCE}, green where the compressor "
              "is better than the baseline, red where it is worse. "
              "docs/statistics.md says what each number means.")
-    notes = [n for n in (too_few_note(summary), unpaired_note(summary)) if n]
+    notes = [n for n in (mdd_note(summary), too_few_note(summary), unpaired_note(summary)) if n]
     mc, left_out = mcnemar_rows(summary)
     mc_table = None
     if mc:

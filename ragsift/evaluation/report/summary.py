@@ -57,7 +57,8 @@ COLUMN_ORDER = (
     "retained_fraction", "empty",
 )
 #: secondary columns of the HTML tables (collapsed by default; the terminal and summary.md show all)
-SECONDARY = ("compressed_tokens", "retained_fraction", "empty", "latency_ms:compress", "latency_ms:read")
+SECONDARY = ("compressed_tokens", "retained_fraction", "empty", "latency_ms:compress", "latency_ms:read",
+             "gold_document_precision", "gold_document_recall")
 #: a difference is starred when its Holm-adjusted p-value is below this
 SIGNIFICANCE = 0.05
 #: Monte Carlo p-values are resolved finely enough for Holm-adjusted values this small
