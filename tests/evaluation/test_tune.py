@@ -297,3 +297,38 @@ def test_resume_alone_does_not_overwrite_an_existing_frozen_file(tmp_path: Path)
     # --force overwrites a file that is no input
     _tune(tuning, tmp_path / "run", frozen=notes, force=True)
     assert "[tuned]" in notes.read_text()
+
+
+def test_a_suite_sweep_is_chosen_pooled_and_per_dataset(tmp_path: Path):
+    """Issue 47: tune on a suite of development datasets chooses one point on the pooled suite and,
+    with scope = "per-dataset", one per dataset, each frozen in its own config; each choice is the
+    rule applied by hand to that dataset's summary."""
+    records = json.loads(DEV.read_text(encoding="utf-8"))
+    a, b = tmp_path / "deva.json", tmp_path / "devb.json"
+    a.write_text(json.dumps(records[:6]), encoding="utf-8")
+    b.write_text(json.dumps(records[6:12]), encoding="utf-8")
+    sweep = _sweep(tmp_path, data=None)
+    sweep.write_text(sweep.read_text().replace("[evaluation]\n", f'[evaluation]\ndatasets = ["{a}", "{b}"]\n'))
+    tuning = _tuning(tmp_path, sweep, within=0.0)
+    tuning.write_text(tuning.read_text() + 'scope = "per-dataset"\n')
+    record = _tune(tuning, tmp_path / "run")
+    assert record["development"]["scope"] == "per-dataset" and len(record["development"]["datasets"]) == 2
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    for name in ("deva", "devb"):
+        frozen = tomllib.loads((tmp_path / "run" / f"tuned-{name}.toml").read_text())
+        points = [(label, summary["datasets"][name]["compressors"][label]["values"]["em"]["mean"])
+                  for label in (f"bm25@k={k}" for k in KS)]
+        best = max(em for _, em in points)
+        assert frozen["tuned"]["chosen"]["bm25"] in [label for label, em in points if em == best]
+        assert frozen["tuned"]["dataset"] == name and frozen["evaluation"]["datasets"] == [str(a if name == "deva" else b)]
+        assert record["per_dataset"][name]["chosen"] == frozen["tuned"]["chosen"]
+    pooled = tomllib.loads((tmp_path / "run" / "tuned.toml").read_text())
+    assert pooled["evaluation"]["datasets"] == [str(a), str(b)] and "dataset" not in pooled
+
+
+def test_per_dataset_scope_needs_a_suite(tmp_path: Path):
+    tuning = _tuning(tmp_path, _sweep(tmp_path), within=0.0)
+    tuning.write_text(tuning.read_text() + 'scope = "per-dataset"\n')
+    with pytest.raises(ConfigError, match="scope = 'per-dataset' chooses on each dataset of a suite"):
+        _tune(tuning, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

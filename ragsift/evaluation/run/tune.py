@@ -47,10 +47,14 @@ class TuneRule(BaseModel):
     within: float = Field(0.0, ge=0.0, allow_inf_nan=False)
     #: among the candidates, the one with the least of this
     prefer: Literal["fewer-prompt-tokens", "fewer-compressed-tokens", "lower-latency"] = "fewer-prompt-tokens"
+    #: on a suite of development datasets: one point for the pooled suite, or also one per dataset
+    #: (each written to its own frozen config, ``<frozen>-<dataset>.toml``)
+    scope: Literal["pooled", "per-dataset"] = "pooled"
 
     def describe(self) -> str:
         best = f"the highest {self.metric}" if self.within == 0 else f"{self.metric} within {self.within:g} of the best"
-        return f"{best}; among those, {self.prefer}; then the higher {self.metric}, then the earlier point"
+        scope = "" if self.scope == "pooled" else " (on the pooled suite, and on each dataset)"
+        return f"{best}; among those, {self.prefer}; then the higher {self.metric}, then the earlier point{scope}"
 
 
 class TuneConfig(BaseModel):
@@ -139,6 +143,20 @@ def choose(rows: Sequence[Mapping[str, Any]], rule: TuneRule) -> str:
     return str(min(candidates, key=lambda r: (float(r[key]), -float(r["metric"]), order[r["label"]]))["label"])
 
 
+def _choices(summary: Mapping[str, Any], records: Mapping[str, Sequence[Mapping[str, Any]]],
+             rule: TuneRule) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The sweep's rows (each marked ``chosen`` or not) and each swept family's chosen label."""
+    rows = point_rows(summary, records, rule.metric)
+    families: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        families.setdefault(row["family"], []).append(row)
+    swept = {family for family, points in families.items() if any(p["label"] != family for p in points)}
+    chosen = {family: choose(points, rule) for family, points in families.items() if family in swept}
+    for row in rows:
+        row["chosen"] = chosen.get(row["family"]) == row["label"]
+    return rows, chosen
+
+
 def _frozen_evaluation(evaluation: Mapping[str, Any], chosen: Mapping[str, str],
                        kept: Sequence[str]) -> dict[str, Any]:
     """The sweep's ``[evaluation]`` for the frozen config: no sweep; a limit or baseline naming a
@@ -191,7 +209,8 @@ def check_frozen(frozen: Path, out: Path, inputs: Sequence[Path], *, force: bool
     (its manifest, its records), so the run's own files are inputs too."""
     where = frozen.parent.resolve() / frozen.name
     run_dir = out.resolve()
-    if where.is_relative_to(run_dir) and where != run_dir / "tuned.toml":
+    frozen_name = where.parent == run_dir and where.name.startswith("tuned") and where.suffix == ".toml"
+    if where.is_relative_to(run_dir) and not frozen_name:  # tuned.toml, per dataset tuned-<dataset>.toml
         raise OutputError(f"--frozen {frozen} is inside the sweep's run directory {out}, where the run keeps its "
                           f"own files (manifest, records); write it as {out / 'tuned.toml'} (the default) or outside "
                           f"{out}.")
@@ -229,18 +248,19 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
                                    "ragsift tune", name=part.source.name) for part in parts]
     sha = mf.input_record(plan)["sha256"] if plan.parts else shas[0]
     inputs = [Path(tune.source), *(path for path, _ in config.files), *(Path(part.source.path) for part in parts)]
-    check_frozen(frozen, Path(opts.out), inputs, force=opts.force)
+    if tune.rule.scope == "per-dataset" and not plan.parts:
+        raise ConfigError(f"{tune.source}: [rule] scope = 'per-dataset' chooses on each dataset of a suite; the sweep "
+                          f"reads one file ({plan.data}). Give it [evaluation] datasets (or --data A,B), or scope = "
+                          "'pooled'.")
+    for path in [frozen, *(_dataset_path(frozen, p.name) for p in plan.parts if tune.rule.scope == "per-dataset")]:
+        check_frozen(path, Path(opts.out), inputs, force=opts.force)
     result = run_plan(plan)
     summary, records, manifest = result.summary, result.records, result.manifest
-    rows = point_rows(summary, records, tune.rule.metric)
-    families: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        families.setdefault(row["family"], []).append(row)
-    swept = {family for family, points in families.items() if any(p["label"] != family for p in points)}
-    chosen = {family: choose(points, tune.rule) for family, points in families.items() if family in swept}
-    for row in rows:
-        row["chosen"] = chosen.get(row["family"]) == row["label"]
-
+    rows, chosen = _choices(summary, records, tune.rule)
+    per_dataset = {part.name: _choices(summary["datasets"][part.name],
+                                       {k: [r for r in v if r.get("dataset") == part.name] for k, v in records.items()},
+                                       tune.rule) for part in plan.parts} if tune.rule.scope == "per-dataset" else {}
+    families = list(dict.fromkeys(row["family"] for row in rows))
     resolved = manifest["config"]["compressors"]
     compressors = {family: resolved[chosen.get(family, family)] for family in families}
     ids = [str(r["id"]) for r in max(records.values(), key=len, default=[])]
@@ -251,12 +271,15 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
         "rule": {**tune.rule.model_dump(), "text": tune.rule.describe()},
         "development": {"path": str(plan.data), "sha256": sha, "format": manifest["input"].get("format"),
                         "questions": len(ids), "ids": ids,
-                        **({"datasets": manifest["input"]["datasets"], "scope": "pooled"} if plan.parts else {})},
+                        **({"datasets": manifest["input"]["datasets"], "scope": tune.rule.scope} if plan.parts else {})},
         "sweep": {"config": shown, "sha256": mf.sha256_file(sweep_path), "run_dir": str(opts.out),
                   "overrides": config.overrides},
         "chosen": chosen,
         "table": rows,
     }
+    if per_dataset:  # each dataset's own choice, frozen beside the pooled one
+        record["per_dataset"] = {name: {"chosen": c, "table": r, "frozen": str(_dataset_path(frozen, name))}
+                                 for name, (r, c) in per_dataset.items()}
     description = (f"Frozen by ragsift tune ({tune.source}) from the sweep {shown}: on {len(ids)} development "
                    f"questions of {manifest['input'].get('data') or plan.data} (sha256 {sha[:12]}...), each "
                    f"compressor's point chosen{' on the pooled suite' if plan.parts else ''} by the rule "
@@ -275,7 +298,22 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
     check_frozen(frozen, Path(opts.out), inputs, force=True)  # again: the run's files exist now (a link to one)
     write_text_atomically(frozen, tomli_w.dumps(_without_none(out)))
     opts.echo(format_choice(rows, tune.rule, frozen))
+    for name, (dataset_rows, dataset_chosen) in per_dataset.items():
+        path = _dataset_path(frozen, name)
+        check_frozen(path, Path(opts.out), inputs, force=opts.force)
+        own = {**out, "compressors": {f: resolved[dataset_chosen.get(f, f)] for f in families},
+               "description": f"{description} This file: the choice on {name} alone (scope per-dataset).",
+               "evaluation": {**out["evaluation"], "datasets": [next(p.spec for p in plan.parts if p.name == name)]},
+               "tuned": {**record, "chosen": dataset_chosen, "table": dataset_rows, "scope": "per-dataset",
+                         "dataset": name}}
+        write_text_atomically(path, tomli_w.dumps(_without_none(own)))
+        opts.echo(f"\n{name}:\n" + format_choice(dataset_rows, tune.rule, path))
     return record
+
+
+def _dataset_path(frozen: Path, name: str) -> Path:
+    """Where a per-dataset choice is frozen: beside the pooled one, ``<stem>-<dataset><suffix>``."""
+    return frozen.with_name(f"{frozen.stem}-{name}{frozen.suffix}")
 
 
 def format_choice(rows: Sequence[Mapping[str, Any]], rule: TuneRule, frozen: Path) -> str:
