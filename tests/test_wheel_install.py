@@ -31,6 +31,8 @@ CLI_LINES = (
     "ragsift config show exit-offline",
     "ragsift compress --config configs/bm25.toml --output bm25.jsonl",
     "ragsift evaluate -c fusion-trained --no-reader --out runs/fusion",
+    "ragsift evaluate -c quickstart --data hotpotqa-eval,2wiki-eval,musique-eval --compressors none,oracle,bm25 "
+    "--no-reader --limit 5 --out runs/suite",
 )
 
 
@@ -152,6 +154,11 @@ def test_the_readme_cli_examples_run_in_the_fresh_environment(installed):
     run(installed, [*CLI_LINES[3].split(), "--limit", "3"])
     metrics = json.loads((work / "runs" / "fusion" / "summary.json").read_text(encoding="utf-8"))
     assert {"bm25-top2", "fusion-trained"} <= set(json.dumps(metrics).replace('"', " ").split())
+    # the evaluation suite by name, from the data shipped in the package: a table per dataset and a pooled one
+    run(installed, CLI_LINES[4].split())
+    suite = json.loads((work / "runs" / "suite" / "summary.json").read_text(encoding="utf-8"))
+    assert suite["examples"] == 15 and suite["pooling"]["datasets"] == {"hotpotqa-eval": 5, "2wiki-eval": 5,
+                                                                         "musique-eval": 5}
 
 
 @pytest.mark.slow
