@@ -105,6 +105,7 @@ def _cmd_compress(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ragsift.config import load_labelled_config
+    from ragsift.datasets.loading import warn_empty_questions
     from ragsift.output_files import check_output
 
     config, chosen = load_labelled_config(args.config, args.overrides)
@@ -113,7 +114,8 @@ def _cmd_compress(args: argparse.Namespace) -> int:
         dataset_path = (config.dataset or {}).get("path")
         check_output(args.output, [args.input, dataset_path, config.source], force=args.force)
     label, compressor = config.only_compressor("compress", chosen)
-    examples = config.data(args.input, args.format).load(args.limit)
+    source = config.data(args.input, args.format)
+    examples = warn_empty_questions(source.load(args.limit), source.path)
     counts = [0, 0]  # written, empty
 
     def write_all(out: TextIO) -> None:

@@ -30,6 +30,7 @@ from ragsift.errors import ConfigError
 from ragsift.plugin import Params
 
 __all__ = ["OPENAI_URL", "PROMPT_TOO_LONG", "redact_url", "api_key", "secrets", "redact", "redact_secrets",
+           "redact_config_text", "redact_config_table", "SECRET_KEY",
            "MIN_SECRET_PREFIX", "backoff_delay", "error_detail", "BadReply", "call_with_retries", "make_client", "RetryParams"]
 
 T = TypeVar("T")
@@ -48,6 +49,31 @@ def redact_url(url: str) -> str:
     if parts.port:
         host += f":{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+_SECRET_NAME = r"api[_-]?key|access[_-]?token|token|password|passwd|secret|authorization|bearer"
+#: keys whose values a manifest never shows (an inline key in a table ragsift does not use)
+SECRET_KEY = re.compile(rf"(?i)^({_SECRET_NAME})$")
+#: ``scheme://user:password@``: the password part
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']+):([^@/\s\"']+)@", re.IGNORECASE)
+#: ``api_key = "value"`` (a TOML key, bare or quoted, with a one-line string value)
+_INLINE_SECRET = re.compile(rf"(?im)((?:^|[{{,.])\s*[\"']?(?:{_SECRET_NAME})[\"']?\s*=\s*)([\"'])(?:(?!\2).)*\2")
+
+
+def redact_config_text(text: str) -> str:
+    """A config's text with URL passwords (``scheme://user:***@host``) and the values of
+    secret-named keys (``api_key = "***"``) hidden: what a manifest records of a config."""
+    return _INLINE_SECRET.sub(r'\1\2***\2', _URL_PASSWORD.sub(r"\1:***@", text))
+
+
+def redact_config_table(value: Any) -> Any:
+    """A (nested) config table with the same secrets hidden as :func:`redact_config_text`."""
+    if isinstance(value, dict):
+        return {k: "***" if isinstance(v, str) and isinstance(k, str) and SECRET_KEY.match(k) else redact_config_table(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_config_table(v) for v in value]
+    return _URL_PASSWORD.sub(r"\1:***@", value) if isinstance(value, str) else value
 
 
 def api_key(env_name: str, base_url: str, owner: str) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import importlib.resources
 import itertools
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from ragsift.registry import get_registry
 from ragsift.suggestions import did_you_mean
 from ragsift.types import Example
 
-__all__ = ["BUNDLED_SAMPLE", "DataSource", "bundled_sample_path", "detect_format", "load_examples", "named_source",
+__all__ = ["warn_empty_questions", "BUNDLED_SAMPLE", "DataSource", "bundled_sample_path", "detect_format", "load_examples", "named_source",
            "resolve_data"]
 
 #: the evaluation sample shipped inside the package (100 HotpotQA dev questions)
@@ -56,6 +57,20 @@ def detect_format(path: str | Path) -> str:
         "could not detect the dataset format; name it with format=... (CLI: --format). "
         f"Known formats: {', '.join(names)}.",
     )
+
+
+def warn_empty_questions(examples: Iterable[Example], where: str | Path) -> Iterator[Example]:
+    """``examples`` unchanged, saying on standard error which have an empty question (a reader
+    asked nothing answers nothing: a data problem worth knowing, not a reason to stop a run)."""
+    empty = 0
+    for ex in examples:
+        if not ex.question.strip():
+            empty += 1
+            if empty <= 3:
+                print(f"ragsift: warning: {where}: example '{ex.id}' has an empty question.", file=sys.stderr)
+        yield ex
+    if empty > 3:
+        print(f"ragsift: warning: {where}: {empty} examples have an empty question.", file=sys.stderr)
 
 
 def load_examples(

@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -45,7 +46,14 @@ def prediction_paths(run_dir: Path, labels: Sequence[str], source: str = "") -> 
     ``bm_25``, or ``BM25`` and ``bm25`` on a case-insensitive file system) are refused."""
     paths: dict[str, Path] = {}
     owners: dict[str, str] = {}
+    looks: dict[str, str] = {}
     for label in labels:
+        shape = unicodedata.normalize("NFKC", label)  # é written as one character or as e + accent
+        if shape in looks and looks[shape] != label:
+            raise ConfigError(f"{source + ': ' if source else ''}compressor labels '{looks[shape]}' and '{label}' look "
+                              "the same (one is written with other Unicode characters); a report could not tell them "
+                              "apart. Rename one of them.")
+        looks[shape] = label
         check_label(label, source or "compressor labels")  # a sweep's point labels too
         path = prediction_path(run_dir, label)
         key = path.name.casefold()

@@ -19,6 +19,7 @@ from ragsift.disk_cache import config_strings
 from ragsift.errors import ConfigError, DataFormatError, OutputError
 from ragsift.output_files import describe_os_error, write_text_atomically
 from ragsift.provenance import device_info, git_state, now, package_versions, sha256_bytes, sha256_file, stamp
+from ragsift.remote import redact_config_table, redact_config_text
 
 if TYPE_CHECKING:
     from ragsift.evaluation.run.plan import RunPlan
@@ -106,13 +107,16 @@ def run_manifest(plan: RunPlan) -> dict[str, Any]:
         "created_at": provenance["created_at"],
         "status": "running",
         "command_line": command_line(opts.argv),
+        # URL passwords and inline keys (of a [reader] that --no-reader leaves unchecked, say) never
+        # enter the manifest; the hashes are the files' own
         "config": {"path": str(config.source), "sha256": sha256_bytes(config_bytes),
-                   "text": config_bytes.decode("utf-8", errors="replace"),
-                   "includes": [{"path": str(p), "sha256": sha256_bytes(b), "text": b.decode("utf-8", errors="replace")}
-                                for p, b in included],
-                   "overrides": config.overrides,
-                   "resolved": config.table(),
-                   "compressors": {label: {"name": c.registered_name, **c.config()} for label, c in plan.compressors.items()}},
+                   "text": redact_config_text(config_bytes.decode("utf-8", errors="replace")),
+                   "includes": [{"path": str(p), "sha256": sha256_bytes(b),
+                                 "text": redact_config_text(b.decode("utf-8", errors="replace"))} for p, b in included],
+                   "overrides": [redact_config_text(o) for o in config.overrides],
+                   "resolved": redact_config_table(config.table()),
+                   "compressors": redact_config_table({label: {"name": c.registered_name, **c.config()}
+                                                       for label, c in plan.compressors.items()})},
         "input": input_record(plan),
         "run": {"limit": plan.limit, "no_reader": opts.no_reader, "evaluation": plan.settings.model_dump(mode="json"),
                 "shard": shard, "engine": opts.engine},

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragsift.config import RunConfig, load_config
 from ragsift.datasets import DataSource
+from ragsift.datasets.loading import warn_empty_questions
 from ragsift.errors import ConfigError
 from ragsift.evaluation.predictions import prediction_paths
 from ragsift.evaluation.run import sweep as sw
@@ -126,7 +127,7 @@ class RunPlan:
 
 def _load_examples(source: DataSource, limit: int | None) -> list[Example]:
     path = source.path
-    examples = list(source.load(limit))
+    examples = list(warn_empty_questions(source.load(limit), path))
     seen: set[str] = set()
     for ex in examples:
         if ex.id in seen:
