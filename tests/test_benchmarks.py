@@ -136,3 +136,24 @@ def test_yes_no_engines_benchmark_reports_tokens_against_the_prompt_tree(tmp_pat
     assert tokens["prefix-shared (prefix-tree)"] <= 1.1 * bound["prefix-shared (prefix-tree)"]
     assert tokens["reference (separate)"] > tokens["prefix-shared (prefix-tree)"]
     assert all(float(r[11]) <= 1e-4 for r in rows)  # max |score difference| against the no-reuse run
+
+
+def test_suite_evidence_writes_a_pooled_and_a_per_dataset_table(tmp_path, monkeypatch):
+    import json
+
+    from ragsift.evaluation.run.runner import RunOptions, run_evaluation
+
+    records = json.loads((ROOT / "tests" / "data" / "hotpotqa-train-sf100.json").read_text())
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(records[:3]))
+    b.write_text(json.dumps(records[3:5]))
+    config = tmp_path / "c.toml"
+    config.write_text('[compressors.none]\nname = "none"\n[compressors.bm25]\nname = "bm25"\n'
+                      "[evaluation]\nwarmup = 0\nbootstrap_samples = 100\n")
+    run_evaluation(RunOptions(config=config, out=tmp_path / "run", data=f"{a},{b}", no_reader=True, progress=False,
+                              echo=lambda _: None))
+    section = _run_and_read_section("suite_evidence", [str(tmp_path / "run")], tmp_path, monkeypatch)
+    assert "### Pooled" in section and "### a (3 questions)" in section and "### b (2 questions)" in section
+    rows = _table_rows(section, ("bm25",))
+    assert rows["bm25"][1] == "2"  # the last table read is b's: 2 questions
+    assert section.count("| bm25 | ") == 3  # pooled, a, b
