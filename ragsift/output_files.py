@@ -21,15 +21,15 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 from ragsift.errors import OutputError
 
 __all__ = ["check_output", "AtomicOutput", "describe_os_error", "partial_path", "PARTIAL_SUFFIX", "write_atomically",
-           "write_text_atomically"]
+           "write_text_atomically", "write_toml_atomically"]
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -127,6 +127,22 @@ def write_atomically(path: Path, write: Callable[[str], object]) -> None:
 def write_text_atomically(path: Path, text: str) -> None:
     """:func:`write_atomically` for a text (UTF-8) file."""
     write_atomically(path, lambda name: Path(name).write_text(text, encoding="utf-8"))
+
+
+def _without_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_none(v) for v in value]
+    return value
+
+
+def write_toml_atomically(path: Path, table: Mapping[str, Any]) -> None:
+    """A frozen config (``tune``, ``calibrate``) as TOML, written atomically; keys whose value is
+    None are left out (TOML has no null)."""
+    import tomli_w
+
+    write_text_atomically(path, tomli_w.dumps(_without_none(table)))
 
 
 class AtomicOutput:

@@ -27,6 +27,7 @@ from ragsift.calibration.conformal import conformal_threshold, score_summary
 from ragsift.calibration.targets import check_target_level, question_units
 from ragsift.compressors.base import check_example
 from ragsift.errors import ConfigError
+from ragsift.output_files import write_toml_atomically
 from ragsift.provenance import now, portable_path, sha256_file
 
 __all__ = ["CalibrateOptions", "run_calibrate", "FORMULA"]
@@ -96,8 +97,6 @@ def _frozen_evaluation(evaluation: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def run_calibrate(opts: CalibrateOptions) -> dict[str, Any]:
     """Calibrate, write the frozen config; returns its ``[calibrated]`` record."""
-    import tomli_w
-
     from ragsift.compressors.pipeline import PipelineCompressor
     from ragsift.config import load_labelled_config
     from ragsift.datasets.loading import detect_format
@@ -209,7 +208,7 @@ def run_calibrate(opts: CalibrateOptions) -> dict[str, Any]:
         frozen["evaluation"] = evaluation
     frozen["calibrated"] = record
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(tomli_w.dumps(_without_none(frozen)), encoding="utf-8")
+    write_toml_atomically(out, frozen)
     opts.echo(f"{frozen_label}: {level}-level threshold {tau:.6g} (k = {result.k} of n = {result.n}, alpha = "
               f"{opts.alpha}, target {opts.target}); on the calibration questions it keeps "
               f"{record['on_calibration']['units_kept_mean']:.2f} {unit} and the target for "
@@ -218,9 +217,3 @@ def run_calibrate(opts: CalibrateOptions) -> dict[str, Any]:
     return record
 
 
-def _without_none(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _without_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_none(v) for v in value]
-    return value

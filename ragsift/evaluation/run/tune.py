@@ -21,7 +21,7 @@ from ragsift.errors import ConfigError, OutputError
 from ragsift.evaluation.run import manifest as mf
 from ragsift.evaluation.run.plan import DatasetPart, plan_run
 from ragsift.evaluation.run.runner import RunOptions, run_plan
-from ragsift.output_files import check_output, write_text_atomically
+from ragsift.output_files import check_output, write_toml_atomically
 from ragsift.plugin import format_validation_error
 from ragsift.provenance import portable_path
 
@@ -177,14 +177,6 @@ def _frozen_evaluation(evaluation: Mapping[str, Any], chosen: Mapping[str, str],
     return out
 
 
-def _without_none(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _without_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_none(v) for v in value]
-    return value
-
-
 def _check_metric(rule: TuneRule, evaluation: Mapping[str, Any], where: str) -> None:
     """A ConfigError, before the run, when the run's metrics do not report the rule's metric."""
     from ragsift.evaluation.run.settings import EvaluationSettings
@@ -223,8 +215,6 @@ def check_frozen(frozen: Path, out: Path, inputs: Sequence[Path], *, force: bool
 def run_tune(opts: TuneOptions) -> dict[str, Any]:
     """Run the sweep, choose each family's point by the rule, write the frozen config; returns
     the ``[tuned]`` record."""
-    import tomli_w
-
     from ragsift.version import __version__
 
     tune = load_tune_config(opts.config)
@@ -296,7 +286,7 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
     out["tuned"] = record
     frozen.parent.mkdir(parents=True, exist_ok=True)
     check_frozen(frozen, Path(opts.out), inputs, force=True)  # again: the run's files exist now (a link to one)
-    write_text_atomically(frozen, tomli_w.dumps(_without_none(out)))
+    write_toml_atomically(frozen, out)
     opts.echo(format_choice(rows, tune.rule, frozen))
     for name, (dataset_rows, dataset_chosen) in per_dataset.items():
         path = _dataset_path(frozen, name)
@@ -306,7 +296,7 @@ def run_tune(opts: TuneOptions) -> dict[str, Any]:
                "evaluation": {**out["evaluation"], "datasets": [next(p.spec for p in plan.parts if p.name == name)]},
                "tuned": {**record, "chosen": dataset_chosen, "table": dataset_rows, "scope": "per-dataset",
                          "dataset": name}}
-        write_text_atomically(path, tomli_w.dumps(_without_none(own)))
+        write_toml_atomically(path, own)
         opts.echo(f"\n{name}:\n" + format_choice(dataset_rows, tune.rule, path))
     return record
 
