@@ -172,35 +172,85 @@ class Piece:
     title: str
 
 
-def document_pieces(index: int, doc: DocumentText, view: ExampleView, labels: Sequence[str],
-                    masks: Mapping[str, list[np.ndarray]]) -> list[Piece]:
-    """The pieces of document ``index``: ``k{i}`` kept by compressor i, ``s{i}-{level}`` its score
-    level for compressor i, ``gold`` inside a gold span."""
-    cuts: set[int] = set()
-    spans: dict[str, list[tuple[int, int, tuple[float, int, int]]]] = {}
+def _document_spans(view: ExampleView, labels: Sequence[str]) -> dict[int, dict[str, list[tuple[int, int, Any]]]]:
+    """document index -> label -> the record's sentences in that document, in record order:
+    ``(start, end, (score, rank, count) or None when unscored)``. One pass over each record (not
+    one per document)."""
+    out: dict[int, dict[str, list[tuple[int, int, Any]]]] = {}
     for label in labels:
         record = view.records.get(label)
         if record is None:
             continue
         ranks = score_ranks(record)
         for i, s in enumerate(record.get("sentences", [])):
-            if int(s["doc"]) == index:
-                cuts.update((int(s["start"]), int(s["end"])))
-                if i in ranks:
-                    spans.setdefault(label, []).append((int(s["start"]), int(s["end"]), ranks[i]))
-    for start, end in doc.gold:
-        cuts.update((start, end))
+            out.setdefault(int(s["doc"]), {}).setdefault(label, []).append((int(s["start"]), int(s["end"]), ranks.get(i)))
+    return out
+
+
+def _first_cover(count: int, spans: Sequence[tuple[int, int]]) -> list[int]:
+    """piece index -> the index in ``spans`` of the first span covering it (-1: none), for spans
+    given as piece index ranges ``[a, b)``. Each piece is assigned once: a pointer to the next
+    unassigned piece (path-compressed) skips the assigned ones, so overlapping spans stay linear."""
+    owner = [-1] * count
+    following = list(range(count + 1))  # following[i]: the first unassigned piece at or after i
+
+    def find(i: int) -> int:
+        root = i
+        while following[root] != root:
+            root = following[root]
+        while following[i] != root:
+            following[i], i = root, following[i]
+        return root
+
+    for n, (a, b) in enumerate(spans):
+        i = find(a)
+        while i < b:
+            owner[i] = n
+            following[i] = i + 1
+            i = find(i + 1)
+    return owner
+
+
+def document_pieces(index: int, doc: DocumentText, view: ExampleView, labels: Sequence[str],
+                    masks: Mapping[str, list[np.ndarray]],
+                    spans: Mapping[str, list[tuple[int, int, Any]]] | None = None) -> list[Piece]:
+    """The pieces of document ``index``: ``k{i}`` kept by compressor i, ``s{i}-{level}`` its score
+    level for compressor i, ``gold`` inside a gold span. ``spans``: this document's entry of
+    :func:`_document_spans` (computed here when not given).
+
+    Linear in the document's sentences: a document of 20,000 sentences took minutes when each
+    piece scanned every sentence (issue 53 row 6). Every sentence and gold boundary is a cut, so a
+    sentence or gold span covers a run of whole pieces, found by its boundaries' piece indices."""
+    if spans is None:
+        spans = _document_spans(view, labels).get(index, {})
+    cuts: set[int] = {int(start) for start, _ in doc.gold} | {int(end) for _, end in doc.gold}
+    for sentences in spans.values():
+        for start, end, _ in sentences:
+            cuts.update((start, end))
+    pieces = _pieces(len(doc.text), cuts)
+    at = {start: n for n, (start, _) in enumerate(pieces)} | {len(doc.text): len(pieces)}
+
+    def piece_range(start: int, end: int) -> tuple[int, int]:  # the pieces inside [start, end), clipped to the text
+        start, end = max(0, min(start, len(doc.text))), max(0, min(end, len(doc.text)))
+        return at[start], at[end] if start < end else at[start]
+
+    # per compressor: which of its scored sentences (the first in record order) covers each piece
+    covering: list[tuple[int, str, list[tuple[float, int, int]], list[int]]] = []
+    for i, label in enumerate(labels):
+        scored = [(start, end, rank) for start, end, rank in spans.get(label, []) if rank is not None]
+        covering.append((i, label, [rank for _, _, rank in scored],
+                         _first_cover(len(pieces), [piece_range(start, end) for start, end, _ in scored])))
+    in_gold = [g >= 0 for g in _first_cover(len(pieces), [piece_range(start, end) for start, end in doc.gold])]
     out = []
-    for start, end in _pieces(len(doc.text), cuts):  # no boundary inside a piece: its first character decides
+    for n, (start, end) in enumerate(pieces):  # no boundary inside a piece: its first character decides
         classes = [f"k{i}" for i, label in enumerate(labels) if label in masks and masks[label][index][start]]
         tips = []
-        for i, label in enumerate(labels):
-            for s_start, s_end, (score, rank, count) in spans.get(label, []):
-                if s_start <= start < s_end:
-                    classes.append(f"s{i}-{score_level(rank, count)}")
-                    tips.append(f"{label} #{rank}/{count} ({score:.3g})")
-                    break
-        if any(s <= start and end <= e for s, e in doc.gold):
+        for i, label, ranks, owner in covering:
+            if owner[n] >= 0:
+                score, rank, count = ranks[owner[n]]
+                classes.append(f"s{i}-{score_level(rank, count)}")
+                tips.append(f"{label} #{rank}/{count} ({score:.3g})")
+        if in_gold[n]:
             classes.append("gold")
         out.append(Piece(doc.text[start:end], " ".join(classes), "; ".join(tips)))
     return out
@@ -239,9 +289,10 @@ def view_context(view: ExampleView, labels: Sequence[str], default: str, open_: 
     present = [(i, label) for i, label in enumerate(labels) if label in view.records]
     chosen = default if default in view.records else present[0][1]
     masks = kept_masks(view, labels)
+    spans = _document_spans(view, labels)
     return {"view": view, "key": f"x{view.position}", "open": open_, "kept_badge": kept_badge and view.kept_differs,
             "rows": view_rows(view, labels), "present": present, "chosen": chosen,
-            "documents": [(doc, document_pieces(d, doc, view, labels, masks)) for d, doc in enumerate(view.documents)]}
+            "documents": [(doc, document_pieces(d, doc, view, labels, masks, spans.get(d, {}))) for d, doc in enumerate(view.documents)]}
 
 
 def view_css(labels: Sequence[str]) -> str:

@@ -16,6 +16,7 @@ sentences and gold evidence is not shown.
 from __future__ import annotations
 
 import base64
+import bisect
 import csv
 import json
 import os
@@ -25,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ragsift.errors import ConfigError, RagsiftError
 from ragsift.evaluation.predictions import prediction_path, read_predictions
@@ -576,19 +579,52 @@ def write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     return path
 
 
-def _gold(view: ExampleView, s: Mapping[str, Any]) -> bool:
-    doc = int(s["doc"])
-    if not view.has_gold or doc >= len(view.documents):
-        return False
-    return any(start < int(s["end"]) and int(s["start"]) < end for start, end in view.documents[doc].gold)
+class _GoldIndex:
+    """Whether a sentence overlaps a gold span of its document, in log time: the compare view asks
+    it of every kept sentence, and a scan of every gold span each time made a long document's
+    report quadratic (issue 53 row 6). Same answer as ``any(start < end_s and start_s < end for
+    start, end in gold)``."""
+
+    def __init__(self, view: ExampleView) -> None:
+        self.has_gold = view.has_gold
+        self.gold = [doc.gold for doc in view.documents]
+        #: per document: the proper spans merged where they overlap (sorted, disjoint), and the
+        #: empty or reversed spans, which merging cannot represent (rare: checked one by one)
+        self.merged: list[tuple[list[int], list[int]]] = []
+        self.odd: list[list[tuple[int, int]]] = []
+        for gold in self.gold:
+            starts: list[int] = []
+            ends: list[int] = []
+            for start, end in sorted((int(s), int(e)) for s, e in gold if int(s) < int(e)):
+                if ends and start < ends[-1]:  # strictly overlapping only: touching spans stay apart
+                    ends[-1] = max(ends[-1], end)
+                else:
+                    starts.append(start)
+                    ends.append(end)
+            self.merged.append((starts, ends))
+            self.odd.append([(int(s), int(e)) for s, e in gold if int(s) >= int(e)])
+
+    def overlaps(self, s: Mapping[str, Any]) -> bool:
+        doc, start, end = int(s["doc"]), int(s["start"]), int(s["end"])
+        if not self.has_gold or doc >= len(self.gold):
+            return False
+        if start > end:  # a reversed sentence span (a hand-made record): the plain scan
+            return any(g_start < end and start < g_end for g_start, g_end in self.gold[doc])
+        starts, ends = self.merged[doc]
+        # the first merged span ending after the sentence starts has the smallest start of those that do
+        i = bisect.bisect_right(ends, start)
+        return (i < len(ends) and starts[i] < end) or any(g_start < end and start < g_end for g_start, g_end in self.odd[doc])
 
 
-def _side(view: ExampleView, label: str, row: Mapping[str, Any] | None, template: Mapping[str, str] | None) -> dict[str, Any] | None:
+def _side(view: ExampleView, label: str, row: Mapping[str, Any] | None, template: Mapping[str, str] | None,
+          gold: _GoldIndex | None = None) -> dict[str, Any] | None:
     """One compressor on one question for the compare view: answer, EM/F1, its kept sentences in
-    rank order with score level, rank and gold, the reader prompt."""
+    rank order with score level, rank and gold, the reader prompt. ``gold``: the view's
+    :class:`_GoldIndex` (made here when not given)."""
     record = view.records.get(label)
     if record is None or row is None:
         return None
+    gold = gold if gold is not None else _GoldIndex(view)
     sentences = record.get("sentences", [])
     ranks = score_ranks(record)
     kept = [(i, s) for i, s in enumerate(sentences) if s.get("kept")]
@@ -598,7 +634,7 @@ def _side(view: ExampleView, label: str, row: Mapping[str, Any] | None, template
         score, rank, count = ranks.get(i, (None, None, None))
         level = 0 if rank is None or count is None else score_level(rank, count)
         title = "" if rank is None else f"rank {rank}/{count}, score {score:.3g}"
-        items.append({"text": s["text"], "level": level, "title": title, "gold": _gold(view, s)})
+        items.append({"text": s["text"], "level": level, "title": title, "gold": gold.overlaps(s), "index": i})
     em, f1 = row.get("em"), row.get("f1")
     all_kept = bool(sentences) and len(kept) == len(sentences)
     # a compressor that keeps everything gave the reader the full documents (shown below, once)
@@ -630,15 +666,58 @@ def _reader_template(data: RunData) -> dict[str, str] | None:
     return {"system": str(config.get("system_template") or ""), "user": config["user_template"]}
 
 
-def _kept_entry(kept: Mapping[str, Any], context: str | None) -> list[Any]:
-    """A kept sentence for the page's script: ``[text, level, title, gold]``, the text as its
-    offset in the compressor's context when it is there (the context is in the data anyway:
-    the reader prompt), then ``[offset, level, title, gold, length]``."""
-    at = context.find(kept["text"]) if context else -1
-    if context is None or at < 0:
-        return [kept["text"], kept["level"], kept["title"], kept["gold"]]
-    utf16 = lambda text: len(text.encode("utf-16-le")) // 2  # noqa: E731  (JavaScript strings count UTF-16 units)
-    return [utf16(context[:at]), kept["level"], kept["title"], kept["gold"], utf16(kept["text"])]
+#: misses after which a walk through the context in one order gives up (the context is in the other order)
+_WALK_MISSES = 8
+
+
+def _offsets(kept: Sequence[Mapping[str, Any]], context: str) -> list[int]:
+    """Where each kept sentence's text is in ``context`` (-1: not there). An assembler writes the
+    kept sentences in document or in rank order (``kept`` is in rank order; ``index``: the
+    sentence's place in its record), so each order is walked with a cursor that only moves on:
+    linear, where a search from the start for every sentence made a long document's report
+    quadratic (issue 53 row 6); a repeated text finds its own occurrence. What neither walk
+    finds is searched for from the start."""
+    found: dict[int, int] = {}
+    by_document = sorted(range(len(kept)), key=lambda n: int(kept[n].get("index", n)))
+    for order in (by_document, range(len(kept))):
+        cursor, misses = 0, 0
+        for n in order:
+            if n in found:
+                continue
+            at = context.find(kept[n]["text"], cursor)
+            if at < 0:
+                misses += 1
+                if misses > _WALK_MISSES:
+                    break
+                continue
+            found[n] = at
+            cursor = at + len(kept[n]["text"])
+    return [found[n] if n in found else context.find(kept[n]["text"]) for n in range(len(kept))]
+
+
+def _utf16_units(context: str) -> Callable[[int], int]:
+    """offset in ``context`` -> the UTF-16 units before it (JavaScript strings count UTF-16 units;
+    a character beyond the Basic Multilingual Plane is two), from one pass over the text."""
+    if context.isascii():
+        return lambda at: at
+    astral = np.cumsum(np.frombuffer(context.encode("utf-32-le"), dtype="<u4") > 0xFFFF)
+    return lambda at: at + (int(astral[at - 1]) if at > 0 else 0)
+
+
+def _kept_entries(kept: Sequence[Mapping[str, Any]], context: str | None) -> list[list[Any]]:
+    """The kept sentences for the page's script: ``[text, level, title, gold]`` each, the text as its
+    offset in the compressor's context when it is there (the context is in the data anyway: the
+    reader prompt), then ``[offset, level, title, gold, length]`` (offset and length in UTF-16 units)."""
+    if context is None:
+        return [[k["text"], k["level"], k["title"], k["gold"]] for k in kept]
+    units = _utf16_units(context)
+    out: list[list[Any]] = []
+    for k, at in zip(kept, _offsets(kept, context), strict=True):
+        if at < 0:
+            out.append([k["text"], k["level"], k["title"], k["gold"]])
+        else:
+            out.append([units(at), k["level"], k["title"], k["gold"], units(at + len(k["text"])) - units(at)])
+    return out
 
 
 def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Mapping[str, Any]], a: str,
@@ -650,7 +729,9 @@ def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Map
     by_key = {(r["id"], r["compressor"]): r for r in rows}
     questions: list[dict[str, Any]] = []
     for view in views:
-        sides = {label: _side(view, label, by_key.get((view.id, label)), template) for label in data.summary["compressors"]}
+        gold = _GoldIndex(view)
+        sides = {label: _side(view, label, by_key.get((view.id, label)), template, gold)
+                 for label in data.summary["compressors"]}
         questions.append({"view": view, "sides": sides})
 
     def kind(q: Mapping[str, Any]) -> str:
@@ -675,7 +756,7 @@ def compare_pair(data: RunData, views: Sequence[ExampleView], rows: Sequence[Map
         {"id": q["view"].id, "q": q["view"].question, "pos": q["view"].position, "sides": {
             label: None if s is None else {"prediction": s["prediction"], "em": s["em_raw"], "f1": s["f1_raw"],
                                            "all_kept": s["all_kept"], "sentences": s["sentences"], "context": s["context"],
-                                           "kept": [_kept_entry(k, s["context"]) for k in s["kept"]]}
+                                           "kept": _kept_entries(s["kept"], s["context"])}
             for label, s in q["sides"].items()}} for q in questions]}
     return {"a": a, "b": b, "rows": out_rows, "data": script_data}
 
