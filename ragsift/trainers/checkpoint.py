@@ -14,8 +14,9 @@ name; one that cannot be read all the same (a disk fault, an edit) is reported b
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,7 +24,7 @@ from ragsift.errors import DataFormatError
 from ragsift.output_files import write_atomically, write_text_atomically
 
 __all__ = ["save_checkpoint", "load_checkpoint", "TrainableParameters", "step_loop", "run_steps",
-           "save_tensors", "read_saved", "read_json_state"]
+           "save_tensors", "read_saved", "read_json_state", "tensors_checksum", "CHECKSUM_KEY"]
 
 T = TypeVar("T")
 
@@ -44,6 +45,24 @@ def read_saved(path: Path, read: Callable[[str], T], remove: Path | None = None)
         raise DataFormatError(path, None, f"cannot read this checkpoint or cache file ({type(exc).__name__}: {exc}); "
                               f"it was cut short or corrupted. Delete {target} and run the same command with "
                               "--resume: what it held is computed again.") from None
+
+
+#: the safetensors metadata key of a feature-cache file's content checksum (:func:`tensors_checksum`)
+CHECKSUM_KEY = "ragsift_sha256"
+
+
+def tensors_checksum(tensors: Mapping[str, Any]) -> str:
+    """SHA-256 of numpy arrays' names, dtypes, shapes and bytes (in name order): what a cached
+    feature block holds, so that an edit is seen when it is read back. It guards against accidents
+    (an edit, a disk fault), not against someone who recomputes it (docs/threat-model.md)."""
+    import numpy as np
+
+    digest = hashlib.sha256()
+    for name in sorted(tensors):
+        array = np.ascontiguousarray(tensors[name])
+        digest.update(json.dumps([name, array.dtype.str, list(array.shape)]).encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
 
 
 def read_json_state(path: Path, remove: Path | None = None) -> dict[str, Any]:

@@ -3,24 +3,28 @@ and gradient-boosted trees (:mod:`ragsift.trainers.boosting`) on every sentence 
 question, labelled by its gold supporting facts.
 
 Features are the slow part (component scorers may run a model); they are cached per block of
-questions under ``OUTPUT/cache/`` (safetensors), so ``--resume`` recomputes none that were
-finished. The fitted model is ``OUTPUT/fusion.json`` (loaded by the ``learned-fusion`` scorer):
-it names its component features, never their specs; a component of this config's own
-(``components``, or a ``label -> spec`` table under ``scorers``) must be given again in the
-scorer's ``components`` (the card's ``scorer`` entry says so).
+questions under ``OUTPUT.work/cache/`` (safetensors, each with the SHA-256 of its content: an
+edited block is computed again, with a warning), so ``--resume`` recomputes none that were
+finished; NaN and infinite features are refused naming the file, question and row. The fitted
+model is ``OUTPUT/fusion.json`` (loaded by the ``learned-fusion`` scorer): it names its component
+features, never their specs; a component of this config's own (``components``, or a
+``label -> spec`` table under ``scorers``) must be given again in the scorer's ``components``
+(the card's ``scorer`` entry says so).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from ragsift.errors import ConfigError
+from ragsift.errors import ConfigError, DataFormatError
 from ragsift.registry import build_plugin
 from ragsift.scorers.feature_components import split_components
 from ragsift.scorers.fusion_features import FusionFeatures
@@ -33,10 +37,12 @@ from ragsift.trainers.base import (
     sentence_kinds,
 )
 from ragsift.trainers.boosting import BoostingParams, fit_boosting
-from ragsift.trainers.checkpoint import read_json_state, read_saved, save_tensors
+from ragsift.trainers.checkpoint import CHECKSUM_KEY, read_json_state, read_saved, save_tensors, tensors_checksum
 from ragsift.types import Example
 
 __all__ = ["FusionTrainer", "FusionTrainerParams"]
+
+log = logging.getLogger(__name__)
 
 #: questions per cached feature block
 BLOCK = 50
@@ -69,6 +75,49 @@ class FusionTrainerParams(BoostingParams):
         return scorers, documents, {**own, **own_documents}
 
 
+def _load_block(name: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    from safetensors import safe_open
+
+    with safe_open(name, framework="np") as f:
+        # safe_open is not iterable: keys() is its way to list the tensors
+        return {k: f.get_tensor(k) for k in f.keys()}, dict(f.metadata() or {})  # noqa: SIM118
+
+
+def _read_block(path: Path, shapes: list[tuple[int, int]]) -> list[np.ndarray] | None:
+    """A cached block's feature rows, one array per question of ``shapes`` (rows, features); None
+    (named in a warning: the block is computed again and rewritten) when its content does not
+    match its checksum, it has none (an edit, or a block from before checksums: recomputing it
+    is always safe and costs only time) or it does not hold the block's questions. A file that
+    cannot be read at all is a DataFormatError naming it (:func:`read_saved`)."""
+    stored, metadata = read_saved(path, _load_block)
+    expected = metadata.get(CHECKSUM_KEY)
+    if not expected:
+        problem = "has no content checksum (written before checksums, or edited)"
+    elif tensors_checksum(stored) != expected:
+        problem = "does not match its content checksum (edited or corrupted)"
+    elif set(stored) != {f"x{i}" for i in range(len(shapes))} or any(
+            stored[f"x{i}"].shape != shape for i, shape in enumerate(shapes)):
+        problem = "does not hold this block's questions"
+    else:
+        return [stored[f"x{i}"] for i in range(len(shapes))]
+    log.warning("%s: this feature cache block %s; it is ignored and its features are computed again.", path, problem)
+    return None
+
+
+def _check_finite(block_rows: list[np.ndarray], block: list[Example], names: list[str], where: str, remedy: str) -> None:
+    """Refuse NaN and infinite features (the trees' split search fails on them with an error that
+    names nothing), naming where they are, the question and the sentence row."""
+    for i, (x, example) in enumerate(zip(block_rows, block, strict=True)):
+        bad = ~np.isfinite(x)
+        if bad.any():
+            # the first feature column with one: a component's own score comes before what is derived from it
+            column = int(np.flatnonzero(bad.any(axis=0))[0])
+            row = int(np.flatnonzero(bad[:, column])[0])
+            raise DataFormatError(where, f"question {example.id!r} (x{i}), sentence row {row}",
+                                  f"feature {names[column]!r} is {x[row, column]} ({int(bad.sum())} non-finite value(s) "
+                                  f"in this question) {remedy}.")
+
+
 class FusionTrainer(Trainer):
     """Fits the learned-fusion scorer (see the module docstring)."""
 
@@ -76,7 +125,7 @@ class FusionTrainer(Trainer):
 
     def _features(self, job: TrainingJob, features: FusionFeatures, examples: list[Example], split: str
                   ) -> tuple[list[np.ndarray], list[np.ndarray], list[list[str]]]:
-        from safetensors.numpy import load_file, save_file
+        from safetensors.numpy import save_file
 
         splitter = build_plugin("splitter", self.params.splitter, "FusionTrainer splitter")
         recipe = json.dumps([features.scorer_specs, features.document_specs, features.names, self.params.splitter], sort_keys=True)
@@ -93,13 +142,22 @@ class FusionTrainer(Trainer):
                 path = cache / f"{split}-{start // BLOCK:04d}-{key}.safetensors"
                 split_sentences = [splitter.split_all(e.documents) for e in block]
                 block_kinds = [sentence_kinds(e, s) for e, s in zip(block, split_sentences, strict=True)]
-                if path.is_file():
-                    stored = read_saved(path, load_file)
-                    block_rows = [stored[f"x{i}"] for i in range(len(block))]
+                shapes = [(len(s), len(features.names)) for s in split_sentences]
+                block_rows = _read_block(path, shapes) if path.is_file() else None
+                if block_rows is not None:
+                    _check_finite(block_rows, block, features.names, str(path),
+                                  f"in this feature cache block; delete {path} and run the same command again: its "
+                                  "features are computed again")
                 else:
                     block_rows = [features.compute(e, s) for e, s in zip(block, split_sentences, strict=True)]
+                    data = job.train_file if split == "train" and job.train_file else f"the {split} data"
+                    _check_finite(block_rows, block, features.names, data,
+                                  "as computed by the component scorers (nothing was cached); the trees cannot "
+                                  "split on NaN or an infinity: use a component that gives finite scores here")
+                    tensors = {f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(block_rows)}
+                    metadata = {CHECKSUM_KEY: tensors_checksum(tensors)}
                     cache.mkdir(parents=True, exist_ok=True)
-                    save_tensors(path, {f"x{i}": np.ascontiguousarray(x) for i, x in enumerate(block_rows)}, save_file)
+                    save_tensors(path, tensors, functools.partial(save_file, metadata=metadata))
                 rows += block_rows
                 labels += [g for g, _ in block_kinds]
                 kinds += [k for _, k in block_kinds]
