@@ -12,8 +12,9 @@ limit, which option raises it). With a token, ``/compress`` and ``/plugins`` nee
 ``Authorization: Bearer TOKEN``, checked before the body is read (401 otherwise; Starlette's
 ``AuthenticationMiddleware``); the token is compared in constant time and never logged or echoed.
 Then: a body over ``max_request_bytes`` -> 413, before anything parses it; a body not received
-within ``body_timeout_s`` -> 408; more than ``max_examples`` examples in one request or more than
-``max_documents`` documents in one example -> 413; a body that is not JSON (not UTF-8, nested too
+within ``body_timeout_s`` -> 408; more than ``max_examples`` examples in one request, more than
+``max_documents`` documents in one example or more than ``max_characters`` characters of text in
+one request (one request is compressed in one batch; the others wait behind it) -> 413; a body that is not JSON (not UTF-8, nested too
 deeply, a number too long to read) or does not match the schema -> 422 (its first 20 problems, each
 with its place in the body, cut to 200 characters); an input the compressor refuses (a prompt over the model's window with
 ``overflow = "error"``) -> 422; an answer over ``max_response_bytes`` -> 413; an unknown route
@@ -273,7 +274,7 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
               responses={**unauthorized,
                          400: {"model": ErrorOut, "description": "a Content-Length that is not a number"},
                          408: {"model": ErrorOut, "description": "the body did not arrive in time"},
-                         413: {"model": ErrorOut, "description": "request too large (bytes, examples or documents), or its "
+                         413: {"model": ErrorOut, "description": "request too large (bytes, examples, documents or characters), or its "
                                                                  "answer"},
                          422: {"model": ErrorOut, "description": "malformed request (its first 20 problems placed), or an input "
                                                                  "the compressor refuses"},
@@ -289,6 +290,14 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                 where = f"examples[{i}]" if body.examples is not None else "the example"
                 raise _Refusal(413, f"too many documents: {where} has {len(example.documents)}; the limit is "
                                     f"{limits.max_documents} per example (ragsift serve --max-documents).")
+        # counted before anything is split or scored: compressing is linear in the text at best, and the
+        # batch worker is one thread, so a request's size is how long every other request waits
+        characters = sum(len(example.question) + sum(len(d.text) + len(d.title) for d in example.documents)
+                         for example in inputs)
+        if characters > limits.max_characters:
+            raise _Refusal(413, f"too much text: {characters} characters in one request (questions, titles and "
+                                f"documents); the limit is {limits.max_characters} (ragsift serve --max-characters). "
+                                "Split the request, or send fewer or shorter documents.")
         examples = [example.to_example(i) for i, example in enumerate(inputs)]
         try:
             results, report = await queue.submit(examples)

@@ -47,6 +47,10 @@ def add_serve_command(sub: Any) -> None:
                    help=f"examples per request at most (default {d.max_examples}); more: 413")
     p.add_argument("--max-documents", type=positive(int), default=d.max_documents,
                    help=f"documents per example at most (default {d.max_documents}); more: 413")
+    p.add_argument("--max-characters", type=positive(int), default=d.max_characters,
+                   help=f"characters of text per request at most (questions, titles, documents; default "
+                   f"{d.max_characters}); more: 413. One request is compressed in one batch and the requests "
+                   "that arrive meanwhile wait behind it")
     p.add_argument("--max-response-bytes", type=positive(int), default=d.max_response_bytes,
                    help=f"largest answer (default {d.max_response_bytes}); larger: 413")
     p.add_argument("--header-timeout", type=positive(float), default=10.0,
@@ -122,7 +126,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     print(f"ragsift serve: loading '{label}' from {config.source} ...", file=sys.stderr, flush=True)
     compressor.warm_up()  # every model loads now, once, before the first request
     limits = ServiceLimits(max_request_bytes=args.max_request_bytes, max_examples=args.max_examples,
-                           max_documents=args.max_documents, max_batch_examples=args.max_batch_examples,
+                           max_documents=args.max_documents, max_characters=args.max_characters,
+                           max_batch_examples=args.max_batch_examples,
                            max_wait_ms=args.max_wait_ms, max_response_bytes=args.max_response_bytes,
                            body_timeout_s=args.body_timeout)
     app = create_app(compressor, label, limits=limits, token=token, source=config.source)

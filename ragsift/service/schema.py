@@ -27,6 +27,10 @@ class ServiceLimits:
     max_request_bytes: int = 8 * 1024 * 1024
     max_examples: int = 64
     max_documents: int = 100
+    #: characters of text in one request at most (questions, titles and documents): one request is
+    #: compressed in one batch, and every request that arrives meanwhile waits behind it, so this
+    #: bounds how long one client can hold the service (a million characters: about 250,000 tokens)
+    max_characters: int = 1_000_000
     max_batch_examples: int = 32
     max_wait_ms: float = 5.0
     #: largest answer (JSON bytes); a larger one is refused with 413
@@ -206,6 +210,7 @@ class LimitsOut(BaseModel):
     max_request_bytes: int
     max_examples: int
     max_documents: int
+    max_characters: int
     max_response_bytes: int
     body_timeout_s: float
 

@@ -68,7 +68,8 @@ def test_binds_to_loopback_and_reports_health(service: Any) -> None:
     assert health["status"] == "ok" and health["compressor"] == "bm25" and health["token_required"] is True
     assert health["config"] == "bm25.toml"  # its name, not where it lives
     assert health["limits"] == {"max_request_bytes": 120000, "max_examples": 8, "max_documents": 12,
-                                "max_response_bytes": 64 * 1024 * 1024, "body_timeout_s": 60.0}
+                                "max_characters": 1_000_000, "max_response_bytes": 64 * 1024 * 1024,
+                                "body_timeout_s": 60.0}
     assert health["queue"]["max_batch_examples"] == 16
 
 

@@ -27,8 +27,10 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +181,55 @@ def _pool(size: int | tuple[int, int]) -> Any:
     return ActorPoolStrategy(min_size=size[0], max_size=size[1])
 
 
+#: a line of Ray's C++ core as its logger writes it to stderr, for example
+#: "[2026-12-06 06:11:04,649 E 15538 15538] core_worker.cc:2465: Actor with class name: ..."
+RAY_CORE_LINE = re.compile(rb"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [TDIWEF] \d+ \d+\] [\w./-]+\.(?:cc|h):\d+: ")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+@contextlib.contextmanager
+def without_ray_core_lines() -> Iterator[None]:
+    """``-q``: drop the lines Ray's C++ core writes to this process's stderr; pass everything else.
+
+    The core worker sends its ERROR lines to file descriptor 2 whatever ``logging_level`` says
+    (ray-project/ray#18577), and Ray Data's actor pools make one on every run ("constructor arguments
+    in the object store and max_restarts > 0", ray-project/ray#53727): not an error of ragsift's, and
+    also in Ray's own session log files. ``RAY_BACKEND_LOG_LEVEL=fatal`` would stop it but prints a
+    line of its own, so stderr goes through a pipe whose reader forwards every other line."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no file descriptor 2 to filter
+        yield
+        return
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def forward() -> None:
+        with open(read_end, "rb") as pipe:
+            for line in pipe:  # until every writer (this process, Ray's children) has closed it
+                if not RAY_CORE_LINE.match(line):
+                    with contextlib.suppress(OSError):
+                        _write_all(saved, line)
+
+    reader = threading.Thread(target=forward, name="ragsift-ray-stderr", daemon=True)
+    reader.start()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)  # stderr is itself again; the pipe ends when Ray's processes have gone too
+        reader.join(timeout=5)
+        if not reader.is_alive():
+            os.close(saved)
+
+
 def _start_ray(address: str | None, quiet: bool = False) -> bool:
     """Join or start Ray; True when this call started it (and so stops it at the end). ``quiet``
     (``-q``): only errors from Ray itself, and the workers' own output is not forwarded."""
@@ -215,7 +266,14 @@ def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], p
     report: dict[str, Any] = {"engine": "ray", "rows": len(rows), "settings": rs.model_dump(mode="json")}
     if not rows:
         return report
-    started = _start_ray(cluster_address(settings), quiet=not progress)
+    filtered = contextlib.ExitStack()
+    if not progress:  # -q: Ray's C++ core lines too (from Ray's start to its shutdown)
+        filtered.enter_context(without_ray_core_lines())
+    try:
+        started = _start_ray(cluster_address(settings), quiet=not progress)
+    except BaseException:
+        filtered.close()
+        raise
     _quiet(everything=not progress)
     try:
         context = ray.data.DataContext.get_current()
@@ -253,5 +311,8 @@ def evaluate_with_ray(plan: RunPlan, run_dir: Path, paths: Mapping[str, Path], p
         report["written"] = written
         return report
     finally:
-        if started:
-            ray.shutdown()
+        try:
+            if started:
+                ray.shutdown()
+        finally:
+            filtered.close()
