@@ -214,8 +214,10 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
             row.append(f"{cpu[label]:.1f}" if label in cpu else "-")
         lines.append("| " + " | ".join(row) + " |")
     if summary.get("primary"):  # declared before the evaluation: on its own, above the families
-        head, test, *chosen_line = (line.strip() for line in primary_lines(summary))
-        lines += ["", f"**{_sentence(head)}: {test}.**"] + [f"{_sentence(line)}." for line in chosen_line]
+        stated = [line.strip() for line in primary_lines(summary)]
+        verdict = [stated.pop(0)] if stated and stated[0].startswith("verdict:") else []
+        head, test, *chosen_line = stated
+        lines += ["", f"**{_sentence(head)}: {test}.**"] + [f"{_sentence(line)}." for line in [*verdict, *chosen_line]]
     lines += ["", f"Paired against `{summary['baseline']}` by question: mean difference [paired-bootstrap CI], "
               f"sign-flip p-value, Holm-adjusted p (`*`: < 0.05). {family_note(summary)}"]
     too_few = too_few_note(summary)
