@@ -59,8 +59,8 @@ def write_partial_report(run_dir: Path, out: Path, summary: dict[str, Any],
     """A run directory ``out`` holding only ``common`` (the questions every started compressor
     finished) with its summary, and its report.html and plots (``ragsift report``'s)."""
     from ragsift.evaluation.predictions import prediction_path
+    from ragsift.evaluation.report.formatting import format_markdown
     from ragsift.evaluation.report.html import write_report
-    from ragsift.evaluation.report.summary import format_markdown
 
     if out.exists():
         raise SystemExit(f"{out} exists; give a new folder for the report of the finished questions")
@@ -145,7 +145,8 @@ def section(run_dirs: list[Path], note: str, monitors: list[Path], report: Path 
             at_least: int = 1) -> str:
     """The section for the runs ``run_dirs`` (of one config, or of configs with the same tables:
     a compressor's records come from the run that has the most of them)."""
-    from ragsift.evaluation.report.summary import build_summary, family_note, format_p, primary_lines, too_few_note
+    from ragsift.evaluation.report.formatting import family_note, format_p, primary_lines, too_few_note
+    from ragsift.evaluation.report.summary import build_summary
     from ragsift.evaluation.run.settings import EvaluationSettings
 
     if monitors and len(monitors) != len(run_dirs):

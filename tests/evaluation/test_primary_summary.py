@@ -8,15 +8,10 @@ import math
 import pytest
 from scipy.stats import t as student_t
 
+from ragsift.evaluation.report.formatting import format_markdown, format_table, primary_lines, primary_verdict_line
 from ragsift.evaluation.report.margins import PrimaryDesign
 from ragsift.evaluation.report.power import binary_mdd
-from ragsift.evaluation.report.summary import (
-    build_summary,
-    format_markdown,
-    format_table,
-    primary_lines,
-    primary_verdict_line,
-)
+from ragsift.evaluation.report.summary import build_summary
 from ragsift.metrics.answer import ExactMatchMetric, TokenF1Metric
 
 OUTPUTS = {**ExactMatchMetric.outputs, **TokenF1Metric.outputs}

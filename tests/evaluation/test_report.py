@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragsift.evaluation.report.summary import build_summary, format_markdown, format_table
+from ragsift.evaluation.report.formatting import format_markdown, format_table
+from ragsift.evaluation.report.summary import build_summary
 from ragsift.metrics.answer import ExactMatchMetric, TokenF1Metric
 from ragsift.metrics.evidence import EvidenceMetric
 

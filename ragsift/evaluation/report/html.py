@@ -43,10 +43,7 @@ from ragsift.evaluation.report.example_view import (
     view_context,
     view_css,
 )
-from ragsift.evaluation.report.pooling import pooled_note
-from ragsift.evaluation.report.summary import (
-    LATENCY_STAGES,
-    SIGNIFICANCE,
+from ragsift.evaluation.report.formatting import (
     Column,
     diff_columns,
     family_note,
@@ -57,12 +54,13 @@ from ragsift.evaluation.report.summary import (
     mdd_note,
     mdd_text,
     primary_lines,
-    prompt_token_stats,
     result_columns,
     test_method,
     too_few_note,
     unpaired_note,
 )
+from ragsift.evaluation.report.pooling import pooled_note
+from ragsift.evaluation.report.summary import LATENCY_STAGES, SIGNIFICANCE, prompt_token_stats
 from ragsift.output_files import write_atomically, write_text_atomically
 
 __all__ = ["write_report", "load_run", "RunData", "REPORT_NAME", "PLOTS_DIR", "CSV_NAME", "question_rows",

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsift.evaluation.report.summary import primary_verdict_line, summary_rows
+from ragsift.evaluation.report.formatting import primary_verdict_line, summary_rows
 
 __all__ = ["format_latex", "latex_escape"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ragsift.evaluation.report.summary import format_markdown, format_table
+from ragsift.evaluation.report.formatting import format_markdown, format_table
 
 __all__ = ["pooled_note", "suite_table", "suite_markdown", "coverage_lines"]
 
