@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsift.evaluation.report.html import RunData
+from ragsift.evaluation.report.run_data import RunData
 from ragsift.evaluation.run.plan import RunPlan
 
 __all__ = ["RunResult"]
