@@ -1,14 +1,16 @@
 """The HTTP service of ``ragsift serve``: one compressor, loaded once, behind FastAPI.
 
-Routes: ``POST /compress`` (schema: :mod:`ragsift.service.schema`), ``GET /plugins`` (every
-stage's plugins, as ``ragsift plugins --json``), ``GET /health`` (no token needed: for probes),
+Routes: ``POST /compress`` (schema: :mod:`ragsift.service.schema`), ``POST /rerank`` (the shape
+Cohere's, Jina's and TEI's rerank clients send: :mod:`ragsift.service.rerank`), ``GET /plugins``
+(every stage's plugins, as ``ragsift plugins --json``), ``GET /health`` and ``GET /metrics``
+(Prometheus text: :mod:`ragsift.service.metrics`; no token needed for either: probes and scrapers),
 ``/openapi.json`` and the Swagger UI at ``/docs`` (:mod:`ragsift.service.docs`: its assets
 served from here when the ``swagger-ui-bundle`` package is installed, else from a CDN, as the
 page says). Requests that arrive together are compressed in one batch
 (:mod:`ragsift.service.batching`).
 
 Every answer that is not a result is JSON with an ``error`` that says what was wrong (and, for a
-limit, which option raises it). With a token, ``/compress`` and ``/plugins`` need
+limit, which option raises it). With a token, ``/compress``, ``/rerank`` and ``/plugins`` need
 ``Authorization: Bearer TOKEN``, checked before the body is read (401 otherwise; Starlette's
 ``AuthenticationMiddleware``); the token is compared in constant time and never logged or echoed.
 Then: a body over ``max_request_bytes`` -> 413, before anything parses it; a body not received
@@ -49,8 +51,10 @@ from ragsift.errors import DataFormatError, PromptTooLongError, RagsiftError, Us
 from ragsift.registry import get_registry
 from ragsift.service.batching import BatchQueue
 from ragsift.service.docs import add_docs
+from ragsift.service.metrics import CONTENT_TYPE, MetricsMiddleware, RequestMetrics
+from ragsift.service.rerank import RerankRequest, RerankResponse, TeiRankOut, rank_documents
 from ragsift.service.schema import CompressRequest, CompressResponse, ErrorOut, HealthOut, LimitsOut, PluginOut, ServiceLimits
-from ragsift.types import CompressionResult, Example
+from ragsift.types import CompressionResult, Example, make_example
 from ragsift.version import __version__
 
 __all__ = ["create_app"]
@@ -212,6 +216,8 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
     queue: BatchQueue[Example, CompressionResult] = BatchQueue(lambda examples: list(compressor.compress_many(examples)),
                                                                limits.max_batch_examples, limits.max_wait_ms / 1000)
 
+    metrics = RequestMetrics(frozenset({"/compress", "/rerank", "/plugins", "/health", "/metrics", "/docs", "/openapi.json"}))
+
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
         await queue.start()
@@ -254,7 +260,8 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
         if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI: the body's JSON could not be read
             return _malformed(request, [{"place": "body", "problem": _unparsable(exc.__cause__), "type": "json_invalid"}])
         where = f"{request.method} {request.url.path}"
-        message = {404: f"no such route: {where}; this service has POST /compress, GET /plugins, GET /health, GET /docs.",
+        message = {404: f"no such route: {where}; this service has POST /compress, POST /rerank, GET /plugins, GET /health, "
+                        "GET /metrics, GET /docs.",
                    405: f"method not allowed: {where}" + (f"; use {exc.headers['Allow']}" if exc.headers and "Allow" in exc.headers
                                                           else "") + "."}.get(exc.status_code, f"{where}: {exc.detail}")
         return JSONResponse({"error": message}, status_code=exc.status_code, headers=exc.headers)
@@ -270,55 +277,92 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
     unauthorized: dict[int | str, dict[str, Any]] = (
         {401: {"model": ErrorOut, "description": "missing or wrong bearer token"}} if token else {})
 
-    @app.post("/compress", response_model=CompressResponse, summary="Compress one or several examples", dependencies=secured,
-              responses={**unauthorized,
-                         400: {"model": ErrorOut, "description": "a Content-Length that is not a number"},
-                         408: {"model": ErrorOut, "description": "the body did not arrive in time"},
-                         413: {"model": ErrorOut, "description": "request too large (bytes, examples, documents or characters), or its "
-                                                                 "answer"},
-                         422: {"model": ErrorOut, "description": "malformed request (its first 20 problems placed), or an input "
-                                                                 "the compressor refuses"},
-                         500: {"model": ErrorOut, "description": "internal error (the service log has the details under "
-                                                                 "the request id)"}})
-    async def compress(body: CompressRequest) -> Any:
-        inputs = body.example_inputs()
-        if len(inputs) > limits.max_examples:
-            raise _Refusal(413, f"too many examples: {len(inputs)} in one request; the limit is {limits.max_examples} "
+    def check_size(examples: list[tuple[str, list[tuple[str, str]]]], several: bool) -> None:
+        """413 for a request over the limits; ``examples``: (question, [(title, text)]) each."""
+        if len(examples) > limits.max_examples:
+            raise _Refusal(413, f"too many examples: {len(examples)} in one request; the limit is {limits.max_examples} "
                                 "(ragsift serve --max-examples). Split the request.")
-        for i, example in enumerate(inputs):
-            if len(example.documents) > limits.max_documents:
-                where = f"examples[{i}]" if body.examples is not None else "the example"
-                raise _Refusal(413, f"too many documents: {where} has {len(example.documents)}; the limit is "
+        for i, (_question, documents) in enumerate(examples):
+            if len(documents) > limits.max_documents:
+                where = f"examples[{i}]" if several else "the example"
+                raise _Refusal(413, f"too many documents: {where} has {len(documents)}; the limit is "
                                     f"{limits.max_documents} per example (ragsift serve --max-documents).")
         # counted before anything is split or scored: compressing is linear in the text at best, and the
         # batch worker is one thread, so a request's size is how long every other request waits
-        characters = sum(len(example.question) + sum(len(d.text) + len(d.title) for d in example.documents)
-                         for example in inputs)
+        characters = sum(len(question) + sum(len(title) + len(text) for title, text in documents)
+                         for question, documents in examples)
         if characters > limits.max_characters:
             raise _Refusal(413, f"too much text: {characters} characters in one request (questions, titles and "
                                 f"documents); the limit is {limits.max_characters} (ragsift serve --max-characters). "
                                 "Split the request, or send fewer or shorter documents.")
-        examples = [example.to_example(i) for i, example in enumerate(inputs)]
+
+    async def run(examples: list[Example]) -> tuple[list[CompressionResult], Any] | JSONResponse:
+        """The examples compressed in the batch queue, or the error answer."""
         try:
-            results, report = await queue.submit(examples)
+            return await queue.submit(examples)
         except (PromptTooLongError, DataFormatError, UsageError) as exc:
             raise _Refusal(422, f"the compressor refused the input: {exc}") from None
         except RagsiftError as exc:
             return _internal_error("compression failed", exc, traceback=False)
         except Exception as exc:  # a bug in ragsift or a plugin (BatchAborted: one that raised SystemExit, ...)
             return _internal_error("unexpected error while compressing", exc)
+
+    def bounded(data: bytes) -> Response:
+        if len(data) > limits.max_response_bytes:
+            raise _Refusal(413, f"answer too large: {len(data)} bytes; this service sends at most {limits.max_response_bytes} "
+                                "bytes per answer (ragsift serve --max-response-bytes). Send fewer or shorter examples "
+                                "per request.")
+        return Response(data, media_type="application/json")
+
+    refusals: dict[int | str, dict[str, Any]] = {
+        **unauthorized,
+        400: {"model": ErrorOut, "description": "a Content-Length that is not a number"},
+        408: {"model": ErrorOut, "description": "the body did not arrive in time"},
+        413: {"model": ErrorOut, "description": "request too large (bytes, examples, documents or characters), or its answer"},
+        422: {"model": ErrorOut, "description": "malformed request (its first 20 problems placed), or an input the "
+                                                "compressor refuses"},
+        500: {"model": ErrorOut, "description": "internal error (the service log has the details under the request id)"}}
+
+    @app.post("/compress", response_model=CompressResponse, summary="Compress one or several examples", dependencies=secured,
+              responses=refusals)
+    async def compress(body: CompressRequest) -> Any:
+        inputs = body.example_inputs()
+        check_size([(e.question, [(d.title, d.text) for d in e.documents]) for e in inputs], body.examples is not None)
+        examples = [example.to_example(i) for i, example in enumerate(inputs)]
+        outcome = await run(examples)
+        if isinstance(outcome, JSONResponse):
+            return outcome
+        results, report = outcome
         records = [{**result.to_record(), "compressor": label, "document_ids": [d.id for d in example.documents]}
                    for result, example in zip(results, examples, strict=True)]
         answer = CompressResponse.model_validate(
             {"compressor": label, "results": records,
              "batch": {"examples": report.examples, "requests": report.requests,
                        "queue_seconds": report.queue_seconds, "compress_seconds": report.compress_seconds}})
-        data = answer.model_dump_json().encode()
-        if len(data) > limits.max_response_bytes:
-            raise _Refusal(413, f"answer too large: {len(data)} bytes; this service sends at most {limits.max_response_bytes} "
-                                "bytes per answer (ragsift serve --max-response-bytes). Send fewer or shorter examples "
-                                "per request.")
-        return Response(data, media_type="application/json")
+        return bounded(answer.model_dump_json().encode())
+
+    @app.post("/rerank", response_model=RerankResponse | list[TeiRankOut], dependencies=secured, responses=refusals,
+              summary="Score and prune documents for a query (Cohere's, Jina's or TEI's rerank request)",
+              description="Cohere / Jina: {query, documents, top_n?, return_documents?} -> {results: [{index, "
+              "relevance_score, document: {text}}]}. TEI: {query, texts, return_text?} -> [{index, score, text?}]. "
+              "Best first. A document's score is the maximum of its sentences' scores (the scorer's scale); its text "
+              "is pruned to the sentences the compressor kept, in document order.")
+    async def rerank(body: RerankRequest) -> Any:
+        documents = body.document_values()
+        check_size([(body.query, [(d.get("title", ""), d["text"]) for d in documents])], False)
+        example = make_example(body.query, documents, id="0", owner="POST /rerank")
+        outcome = await run([example])
+        if isinstance(outcome, JSONResponse):
+            return outcome
+        ranked = rank_documents(outcome[0][0], len(documents))
+        if body.tei:
+            tei = [TeiRankOut(index=r.index, score=r.score, text=r.text if body.wants_text else None) for r in ranked]
+            return bounded(b"[" + b",".join(t.model_dump_json(exclude_none=True).encode() for t in tei) + b"]")
+        chosen = ranked[:body.top_n] if body.top_n is not None else ranked
+        answer = RerankResponse.model_validate({"id": uuid.uuid4().hex, "model": label, "results": [
+            {"index": r.index, "relevance_score": r.score, **({"document": {"text": r.text}} if body.wants_text else {})}
+            for r in chosen]})
+        return bounded(answer.model_dump_json(exclude_none=True).encode())
 
     @app.get("/plugins", summary="Every stage's registered plugins", response_model=dict[str, list[PluginOut]],
              dependencies=secured, responses=unauthorized)
@@ -331,9 +375,16 @@ def create_app(compressor: Compressor, label: str, *, limits: ServiceLimits | No
                 "token_required": bool(token), "queue": queue.describe(),
                 "limits": {key: getattr(limits, key) for key in LimitsOut.model_fields}}
 
+    @app.get("/metrics", summary="Request counts and latencies (Prometheus text format)",
+             response_class=Response, responses={200: {"content": {CONTENT_TYPE.split(";")[0]: {}}}})
+    async def metrics_text() -> Response:
+        # open like /health (as vLLM's and TEI's /metrics are): counts and latencies, nothing a request held
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
     add_docs(app)
     app.add_middleware(BodyLimit, limit=limits.max_request_bytes, timeout=limits.body_timeout_s)
-    if token:  # outermost: the token is checked before anything reads the body
-        app.add_middleware(AuthenticationMiddleware, backend=BearerToken(token, frozenset({"/compress", "/plugins"})),
+    if token:  # the token is checked before anything reads the body
+        app.add_middleware(AuthenticationMiddleware, backend=BearerToken(token, frozenset({"/compress", "/rerank", "/plugins"})),
                            on_error=_unauthorized)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: refused requests (401, 413) are counted too
     return app

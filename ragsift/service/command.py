@@ -25,8 +25,9 @@ def add_serve_command(sub: Any) -> None:
     p = sub.add_parser(
         "serve", help="serve a compressor over HTTP (POST /compress)", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Load the config's compressor once and serve it over HTTP: POST /compress (one or many examples), "
-        "GET /plugins, GET /health, OpenAPI docs at /docs. Requests that arrive together are compressed in one batch. "
-        f"With ${TOKEN_ENV} set, /compress and /plugins need 'Authorization: Bearer TOKEN'. Needs the 'serve' extra "
+        "POST /rerank (Cohere's, Jina's or TEI's rerank request: documents scored and pruned), GET /plugins, GET /health, "
+        "GET /metrics (Prometheus), OpenAPI docs at /docs. Requests that arrive together are compressed in one batch. "
+        f"With ${TOKEN_ENV} set, /compress, /rerank and /plugins need 'Authorization: Bearer TOKEN'. Needs the 'serve' extra "
         "(pip install 'ragsift[serve]').",
         epilog="examples:\n  ragsift serve --config bm25\n"
         "  RAGSIFT_SERVE_TOKEN=secret ragsift serve -c exit-offline --port 8080\n"

@@ -179,7 +179,8 @@ def test_malformed_bodies_get_422_with_an_error(client: httpx.Client, body: str 
 def test_unknown_routes_and_wrong_methods_get_the_error_shape(client: httpx.Client) -> None:
     missing = client.get("/nowhere")
     assert missing.status_code == 404 and missing.json() == {
-        "error": "no such route: GET /nowhere; this service has POST /compress, GET /plugins, GET /health, GET /docs."}
+        "error": "no such route: GET /nowhere; this service has POST /compress, POST /rerank, GET /plugins, GET /health, "
+                 "GET /metrics, GET /docs."}
     wrong = client.get("/compress")
     assert wrong.status_code == 405 and wrong.json() == {"error": "method not allowed: GET /compress; use POST."}
     assert wrong.headers["allow"] == "POST"
