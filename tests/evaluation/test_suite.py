@@ -181,3 +181,5 @@ def test_a_conformal_selector_reports_its_coverage_per_dataset(tmp_path):
         assert "no guarantee across datasets" in coverage["line"]  # calibrated on HotpotQA
     md = (tmp_path / "run" / "summary.md").read_text()
     assert md.count("## Conformal coverage") == 2
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert page.count('<p class="note coverage">Conformal coverage, ') == 2  # under each dataset's results table

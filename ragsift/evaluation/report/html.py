@@ -53,7 +53,7 @@ from ragsift.evaluation.report.formatting import (
     too_few_note,
     unpaired_note,
 )
-from ragsift.evaluation.report.pooling import pooled_note
+from ragsift.evaluation.report.pooling import coverage_lines, pooled_note
 from ragsift.evaluation.report.run_data import RunData, load_run
 from ragsift.evaluation.report.summary import LATENCY_STAGES, SIGNIFICANCE, prompt_token_stats
 from ragsift.output_files import write_atomically, write_text_atomically
@@ -375,7 +375,7 @@ def _paired(summary: Mapping[str, Any]) -> dict[str, Any] | None:
 def _dataset_tables(name: str, sub: Mapping[str, Any], references: Sequence[str] = ()) -> dict[str, Any]:
     """One dataset of a suite: its primary comparison, results and paired tests (unstratified)."""
     return {"name": name, "n": sub["examples"], "primary": [line.strip() for line in primary_lines(sub)],
-            "results": _results(sub, references), "paired": _paired(sub)}
+            "results": _results(sub, references), "paired": _paired(sub), "coverage": coverage_lines(sub)}
 
 
 def _latency(summary: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -586,6 +586,7 @@ def render_html(data: RunData, plots: Sequence[pl.Plot], notes: Sequence[str],
         tradeoffs=[_figure(p) for p in plots if p.name in TRADEOFF_PLOTS],
         plots=[_figure(p) for p in plots if p.name not in TRADEOFF_PLOTS],
         datasets=[_dataset_tables(name, sub, references) for name, sub in (s.get("datasets") or {}).items()],
+        coverage=coverage_lines(s),
         latency=_latency(s), compare=compare, labels=labels, examples_intro=examples_intro, csv=CSV_NAME,
         shades=SCORE_SHADES, documents_note=documents_note, with_reader=data.has_reader,
         views=[view_context(v, labels, default, open_=(i == 0), kept_badge=kept_badge) for i, v in enumerate(views)],
