@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from ragsift.errors import ConfigError
@@ -91,7 +90,7 @@ def _paired(records: Mapping[str, Sequence[Mapping[str, Any]]], label: str, base
             [float(theirs[i]["metrics"][metric]) * scale for i in shared], strata)
 
 
-def run_looks(plan: RunPlan, run_dir: Path, run_step: Callable[[RunPlan], dict[str, list[dict[str, Any]]]],
+def run_looks(plan: RunPlan, run_step: Callable[[RunPlan], dict[str, list[dict[str, Any]]]],
               outputs: Mapping[str, MetricOutput], record: Callable[[dict[str, Any]], None],
               until_look: int | None = None) -> LookRun:
     """Read the looks of the plan's primary design in order (``run_step`` evaluates a plan's

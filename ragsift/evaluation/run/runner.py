@@ -90,7 +90,7 @@ def run_plan(plan: RunPlan) -> RunResult:
                 manifest["sequential"] = decision
                 mf.write_manifest(run_dir, manifest)
 
-            looked = run_looks(plan, run_dir, run_step, metric_outputs(plan.metrics), record, opts.until_look)
+            looked = run_looks(plan, run_step, metric_outputs(plan.metrics), record, opts.until_look)
             plan, looks, paused = looked.plan, looked.sequential, looked.paused
             records = {label: collect_records(paths[label], plan.subsets[label]) for label in plan.labels}
         else:
@@ -121,7 +121,7 @@ def run_plan(plan: RunPlan) -> RunResult:
     result = RunResult(plan, run_dir, summary, records, manifest)
     opts.echo(suite_table(summary))
     write_report(run_dir, echo=opts.echo, data=result.report_data())
-    if paused:
-        opts.echo(f"paused after look {looks['looks_done'] if looks else '?'} of the primary comparison (--until-look): "
-                  "no boundary crossed yet; rerun with --resume to continue at the next look.")
+    if paused and looks:
+        opts.echo(f"paused after look {looks['looks_done']} of the primary comparison (--until-look): no boundary "
+                  "crossed yet; rerun with --resume to continue at the next look.")
     return result
