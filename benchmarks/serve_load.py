@@ -104,9 +104,10 @@ def request_body(example: Any, id: str | None = None) -> dict[str, Any]:
 
 
 def comparable_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record without what differs between two runs or is the service's alone: its timings, and
-    the document ids the service echoes (``ragsift compress`` records have none)."""
-    return {k: v for k, v in record.items() if k not in ("timings", "document_ids")}
+    """A record without what differs between two runs or is one side's alone: its timings, the
+    document ids the service echoes (``ragsift compress`` records have none) and the question
+    ``ragsift compress`` writes (the service's client sent it)."""
+    return {k: v for k, v in record.items() if k not in ("timings", "document_ids", "question")}
 
 
 @dataclass

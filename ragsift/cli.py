@@ -6,7 +6,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TextIO
 
 from ragsift.cli_types import add_set_option, one_of, positive_int
@@ -102,27 +103,65 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_compress(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from ragsift.cli_input import STDIN, STDIN_NAME, stdin_to_file
+    from ragsift.errors import DataFormatError
+
+    if args.input != STDIN:
+        return _compress(args, args.input)
+    with tempfile.TemporaryDirectory(prefix="ragsift-stdin-") as folder:
+        spooled = stdin_to_file(Path(folder))
+        try:
+            return _compress(args, str(spooled))
+        except DataFormatError as exc:  # it names the spooled copy; the user gave standard input
+            if exc.path != str(spooled):
+                raise
+            raise DataFormatError(STDIN_NAME, exc.location, exc.problem) from None
+
+
+def _compress(args: argparse.Namespace, input: str | None) -> int:
+    from collections import deque
+
     from tqdm import tqdm
 
+    from ragsift.cli_input import count_examples
     from ragsift.config import load_labelled_config
     from ragsift.datasets.loading import warn_empty_questions
     from ragsift.output_files import check_output
+    from ragsift.types import Example
 
     config, chosen = load_labelled_config(args.config, args.overrides)
     to_stdout = args.output in (None, "-")
     if not to_stdout:
         dataset_path = (config.dataset or {}).get("path")
-        check_output(args.output, [args.input, dataset_path, config.source], force=args.force)
+        check_output(args.output, [input, dataset_path, config.source], force=args.force)
     label, compressor = config.only_compressor("compress", chosen)
-    source = config.data(args.input, args.format)
-    examples = warn_empty_questions(source.load(args.limit), source.path)
+    source = config.data(input, args.format)
+    known = count_examples(source)
+    total = known if args.limit is None else min(args.limit, known) if known is not None else args.limit
+    # the questions of the examples handed to the compressor and not yet answered: compress_many
+    # may read ahead (batches), and its results come back in order, so each line takes the oldest
+    asked: deque[tuple[str, str]] = deque()
+
+    def remembered(examples: Iterator[Example]) -> Iterator[Example]:
+        for example in examples:
+            asked.append((example.id, example.question))
+            yield example
+
+    examples = remembered(warn_empty_questions(source.load(args.limit), source.path))
     counts = [0, 0]  # written, empty
 
     def write_all(out: TextIO) -> None:
         compressor.warm_up()
-        for result in tqdm(compressor.compress_many(examples), desc=f"compress [{label}]", unit="ex", disable=args.quiet, file=sys.stderr):
+        for result in tqdm(compressor.compress_many(examples), desc=f"compress [{label}]", unit="ex", total=total,
+                           disable=args.quiet, file=sys.stderr):
+            example_id, question = asked.popleft()
+            if result.example_id != example_id:  # a compressor that reorders would mislabel every line after
+                raise RagsiftError(f"compressor '{label}' answered example '{result.example_id}' where "
+                                   f"'{example_id}' was next: its results must come in input order.")
             record = result.to_record()
-            record["compressor"] = label
+            record = {"id": record.pop("id"), "question": question, **record, "compressor": label}
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             out.flush()
             counts[0] += 1
@@ -246,15 +285,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compress", help="compress a dataset to JSONL", formatter_class=_F,
                        description="Compress every example of a dataset and stream one JSON line per example "
-                       "(per-sentence scores and keep decisions, compressed text, stage timings).",
+                       "(its id and question, per-sentence scores and keep decisions, compressed text, stage timings).",
                        epilog="examples:\n  ragsift compress --config configs/bm25.toml --output bm25.jsonl\n"
                        "  ragsift compress --config exit-offline --input data.json --format hotpotqa --limit 5 -o out.jsonl\n"
                        "  ragsift compress -c bm25 --set compressor.selector.k=3 -o top3.jsonl\n"
-                       "  ragsift compress -c cascades#bm25-docs3 -o docs3.jsonl  # one compressor of a config with several")
+                       "  ragsift compress -c cascades#bm25-docs3 -o docs3.jsonl  # one compressor of a config with several\n"
+                       "  cat data.jsonl | ragsift compress -c bm25 -i - -f retrieval > out.jsonl  # standard input")
     p.add_argument("--config", "-c", required=True, help="config file or name in configs/; CONFIG#LABEL picks one "
                    "compressor of a config with several")
-    p.add_argument("--input", "-i", help="dataset file (default: the config's [dataset] path, else the bundled HotpotQA sample)")
-    p.add_argument("--format", "-f", help="dataset loader name (default: detected from the file)")
+    p.add_argument("--input", "-i", help="dataset file, or - for standard input (default: the config's [dataset] path, "
+                   "else the bundled HotpotQA sample)")
+    p.add_argument("--format", "-f", help="dataset loader name (default: detected from the file's first bytes, standard "
+                   "input's too)")
     p.add_argument("--output", "-o", help="output JSONL file (default: stdout); written under a temporary name and "
                    "renamed into place when complete")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
