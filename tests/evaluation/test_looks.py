@@ -68,10 +68,10 @@ def test_look_examples_take_the_first_fraction_of_each_dataset():
     examples = [ex for ex in load_examples(SAMPLE, limit=7)]
     tagged = [type(ex)(ex.id, ex.question, ex.answers, ex.documents, ex.evidence,
                        {"dataset": "a" if i < 4 else "b"}) for i, ex in enumerate(examples)]
-    assert [ex.id for ex in look_examples(tagged, 0.5, suite=True)] == [tagged[i].id for i in (0, 1, 4, 5)]
-    assert len(look_examples(tagged, 0.25, suite=True)) == 1 + 1  # ceil(1.0) of a, ceil(0.75) of b
-    assert len(look_examples(tagged, 1.0, suite=True)) == 7
-    assert len(look_examples(examples, 0.5, suite=False)) == math.ceil(3.5)
+    assert [ex.id for ex in look_examples(tagged, 0.5)] == [tagged[i].id for i in (0, 1, 4, 5)]
+    assert len(look_examples(tagged, 0.25)) == 1 + 1  # ceil(1.0) of a, ceil(0.75) of b
+    assert len(look_examples(tagged, 1.0)) == 7
+    assert len(look_examples(examples, 0.5)) == math.ceil(3.5)
 
 
 def test_a_run_pauses_after_a_look_records_it_and_resumes_at_the_next(tmp_path):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragsift.errors import ConfigError
-from ragsift.evaluation.run.plan import RunPlan
+from ragsift.evaluation.run.plan import RunPlan, first_of_each
 from ragsift.metrics.base import MetricOutput
 from ragsift.types import Example
 
@@ -53,22 +53,9 @@ def check_looks(plan: RunPlan) -> None:
                           "the run must hold exactly max_n questions (use --until-look K to stop after look K).")
 
 
-def look_examples(examples: Sequence[Example], fraction: float, suite: bool) -> list[Example]:
+def look_examples(examples: Sequence[Example], fraction: float) -> list[Example]:
     """The first ``ceil(fraction x N_d)`` examples of each dataset (of all, without a suite)."""
-    if not suite:
-        return list(examples[: math.ceil(fraction * len(examples) - 1e-9)])
-    sizes: dict[str, int] = {}
-    for ex in examples:
-        sizes[str(ex.metadata["dataset"])] = sizes.get(str(ex.metadata["dataset"]), 0) + 1
-    wanted = {name: math.ceil(fraction * n - 1e-9) for name, n in sizes.items()}
-    taken: dict[str, int] = {}
-    out = []
-    for ex in examples:
-        name = str(ex.metadata["dataset"])
-        if taken.get(name, 0) < wanted[name]:
-            taken[name] = taken.get(name, 0) + 1
-            out.append(ex)
-    return out
+    return first_of_each(examples, lambda n: math.ceil(fraction * n - 1e-9))
 
 
 def _restricted(plan: RunPlan, examples: Sequence[Example]) -> RunPlan:
@@ -111,7 +98,7 @@ def run_looks(plan: RunPlan, run_step: Callable[[RunPlan], dict[str, list[dict[s
     sequential: dict[str, Any] = {}
     step = plan
     for k, fraction in enumerate(test.looks, start=1):
-        step = _restricted(plan, look_examples(plan.examples, fraction, bool(plan.parts)))
+        step = _restricted(plan, look_examples(plan.examples, fraction))
         records = run_step(step)
         values, baseline, strata = _paired(records, test.compressor, plan.baseline, test.metric, scale)
         if len(values) < 2:

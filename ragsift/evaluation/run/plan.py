@@ -26,7 +26,7 @@ from ragsift.registry import build_plugin
 from ragsift.types import Example
 
 __all__ = ["RunOptions", "RunPlan", "DatasetPart", "plan_run", "build_metrics", "build_plugins", "make_record",
-           "suite_names"]
+           "suite_names", "first_of_each"]
 
 
 @dataclass
@@ -182,20 +182,25 @@ def _load_suite(config: RunConfig, names: Sequence[str], format: str | None,
     return parts, examples
 
 
-def _first(examples: list[Example], limit: int | None, suite: bool) -> list[Example]:
-    """The first ``limit`` examples (None: all); of each dataset in a suite."""
-    if limit is None:
-        return examples
-    if not suite:
-        return examples[:limit]
-    taken: dict[str, int] = {}
+def first_of_each(examples: Sequence[Example], take: Callable[[int], int]) -> list[Example]:
+    """The first ``take(n)`` examples of each dataset of n examples (``metadata["dataset"]``; the
+    examples of a run of one file are one dataset), in their order."""
+    sizes: dict[Any, int] = {}
+    for ex in examples:
+        sizes[ex.metadata.get("dataset")] = sizes.get(ex.metadata.get("dataset"), 0) + 1
+    left = {name: take(n) for name, n in sizes.items()}
     out = []
     for ex in examples:
-        name = str(ex.metadata["dataset"])
-        if taken.get(name, 0) < limit:
-            taken[name] = taken.get(name, 0) + 1
+        name = ex.metadata.get("dataset")
+        if left[name] > 0:
+            left[name] -= 1
             out.append(ex)
     return out
+
+
+def _limited(examples: list[Example], limit: int | None) -> list[Example]:
+    """A compressor's own limit: its first ``limit`` examples of each dataset (None: all)."""
+    return examples if limit is None else first_of_each(examples, lambda n: min(n, limit))
 
 
 def plan_run(opts: RunOptions) -> RunPlan:
@@ -215,7 +220,7 @@ def plan_run(opts: RunOptions) -> RunPlan:
     else:  # a suite: the first `limit` of each dataset
         parts, examples = _load_suite(config, suite, opts.format, limit)
         source = parts[0].source
-    subsets = {label: _first(examples, limits_by_label.get(label), bool(parts)) for label in labels}
+    subsets = {label: _limited(examples, limits_by_label.get(label)) for label in labels}
     if opts.shard is not None:
         subsets = {label: select_shard(subset, opts.shard) for label, subset in subsets.items()}
         opts.shard.check_not_empty(len(examples), source.path)
