@@ -17,7 +17,7 @@ from ragsift.errors import ConfigError
 
 __all__ = [
     "Params", "Plugin", "PluginSpec", "as_spec", "merge_spec",
-    "format_validation_error", "accepts_bool", "reject_bool", "OptionalName",
+    "format_validation_error", "accepts_bool", "reject_bool", "OptionalName", "nested_plugins", "warm_up_all",
 ]
 
 
@@ -170,7 +170,34 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
         return self.params.model_dump(mode="json")
 
     def warm_up(self) -> None:  # noqa: B027 - optional hook, empty by default
-        """Load heavy resources. Called on first use; safe to call again."""
+        """Load heavy resources. Called on first use; safe to call again. :func:`warm_up_all`
+        also warms the plugins this one holds (a fallback splitter, a judge, inner scorers), so
+        an override need not reach them itself."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config()!r})"
+
+
+def nested_plugins(plugin: Plugin) -> list[Plugin]:
+    """The plugins ``plugin`` holds in its attributes: directly, or in a dict, list or tuple."""
+    found: list[Plugin] = []
+    for value in getattr(plugin, "__dict__", {}).values():
+        items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else (value,)
+        found.extend(item for item in items if isinstance(item, Plugin))
+    return found
+
+
+def warm_up_all(plugin: Plugin) -> None:
+    """``plugin.warm_up()`` and that of every plugin it holds, at any depth, each once. Walked
+    from the attributes rather than left to each plugin's ``warm_up``: an override that forgets
+    a nested plugin (presplit's fallback splitter did) would leave its model to load on the
+    first request, which is what warming up is for."""
+    seen: set[int] = set()
+    stack = [plugin]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.warm_up()
+        stack.extend(reversed(nested_plugins(current)))

@@ -14,7 +14,7 @@ import numpy as np
 from ragsift.assemblers.base import Assembler
 from ragsift.compressors.base import Compressor, check_example
 from ragsift.errors import ConfigError, PluginContractError
-from ragsift.plugin import Params, PluginSpec, merge_spec
+from ragsift.plugin import Params, PluginSpec, merge_spec, warm_up_all
 from ragsift.registry import build_plugin
 from ragsift.scorers.base import Scorer
 from ragsift.selectors.base import Selector
@@ -104,8 +104,9 @@ class PipelineCompressor(Compressor):
                 **extra}
 
     def warm_up(self) -> None:
+        # every stage and every plugin a stage holds (presplit's fallback, a judge, inner scorers)
         for plugin in self.stages.values():
-            plugin.warm_up()
+            warm_up_all(plugin)
 
     def _who(self, stage: str) -> str:
         """``scorer 'bm25' (BM25Scorer)``: the plugin of a stage, for contract errors."""
