@@ -54,6 +54,8 @@ def count_examples(source: DataSource) -> int | None:
         dataset = next((d for d in CATALOGUE.values() if d.shipped and d.file == source.path.name), None)
     if dataset is not None:
         return dataset.n if source.format in (None, dataset.format) else None
+    if not source.path.is_file():  # a FIFO or a device: opening it to count could block; loading says what it is
+        return None
     try:
         if read_head(source.path, 4096).lstrip("\ufeff \t\r\n").startswith("["):
             return None
