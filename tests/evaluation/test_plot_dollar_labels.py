@@ -58,3 +58,12 @@ def test_the_host_process_keeps_its_own_math_setting(tmp_path: Path) -> None:
     before = matplotlib.rcParams["text.parse_math"]
     plot_evidence(_summary(), tmp_path / "e.png")
     assert matplotlib.rcParams["text.parse_math"] == before
+
+
+def test_a_log_axis_labels_its_ticks_as_plain_numbers(tmp_path: Path, texts: list[str]) -> None:
+    """Costs spanning more than 20x draw a log axis: its ticks read 100, 1000, not $\\mathdefault{10^{2}}$."""
+    points = [TradeoffPoint(label, 50.0 * 10 ** i, 40.0 * 10 ** i, 60.0 * 10 ** i, 30.0 + i, 30.0 + i, 30.0 + i)
+              for i, label in enumerate(LABELS[:3])]
+    plot_tradeoff([("EM", points)], "tokens", "EM against tokens", tmp_path / "t.png")
+    assert not [t for t in texts if "mathdefault" in t or "^{" in t]
+    assert "100" in texts and "1000" in texts

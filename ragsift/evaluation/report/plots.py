@@ -147,6 +147,19 @@ def _plain_text(plot: Callable[_P, _R]) -> Callable[_P, _R]:
     return drawn
 
 
+def _plain_number(value: float, _position: Any = None) -> str:
+    """A tick label as plain text (``100``, ``2000``, ``0.5``)."""
+    return f"{value:g}"
+
+
+def _plain_minor(value: float, _position: Any = None) -> str:
+    """A log axis' minor tick label: 2 and 5 of each decade, as plain text (the others unlabelled)."""
+    if value <= 0:
+        return ""
+    leading = round(value / 10 ** math.floor(math.log10(value)), 6)
+    return f"{value:g}" if leading in (2.0, 5.0) else ""
+
+
 def style_of(keys: Sequence[str]) -> dict[str, tuple[str, str]]:
     """key -> (colour, marker): distinct hues for up to 20 keys, each with its own shape too."""
     return {key: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]) for i, key in enumerate(keys)}
@@ -213,6 +226,9 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
             handles.setdefault("published figure (another reader and data: a reference only)", cross)
         if use_log:
             ax.set_xscale("log")
+            # log ticks are mathtext by default ($10^{3}$), which the plain-text drawing would show raw
+            ax.xaxis.set_major_formatter(_plain_number)
+            ax.xaxis.set_minor_formatter(_plain_minor)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
