@@ -83,3 +83,24 @@ def test_resume_accepts_a_file_that_two_compressors_include(tmp_path):
     shared.write_text(shared.read_text().replace("k = 2", "k = 1"))
     with pytest.raises(ConfigError, match=r"a file the config includes changed \(.*bm25\.toml: sha256 [0-9a-f]{12}"):
         _run(config, out, resume=True)
+
+
+def test_a_run_moved_with_its_configs_to_another_folder_resumes(tmp_path):
+    """A long run continues on another machine or checkout: the included files are compared
+    relative to the config's folder, not by their absolute paths."""
+    import shutil
+
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "base.toml").write_text(f'[dataset]\nname = "hotpotqa"\npath = "{HOTPOT}"\n[evaluation]\nwarmup = 0\n'
+                                     'metrics = ["evidence", "empty"]\n')
+    (first / "run.toml").write_text('include = ["base.toml"]\n[compressors.bm25]\nname = "bm25"\n')
+    _run(first / "run.toml", first / "out")
+    moved = tmp_path / "moved"
+    shutil.copytree(first, moved)
+    resumed = run_evaluation(RunOptions(config=moved / "run.toml", out=moved / "out", limit=3, resume=True,
+                                        no_reader=True, progress=False, echo=lambda _: None))
+    assert resumed["examples"] == 3
+    (moved / "base.toml").write_text((moved / "base.toml").read_text().replace("warmup = 0", "warmup = 1"))
+    with pytest.raises(ConfigError, match="a file the config includes changed"):  # a change is still refused
+        _run(moved / "run.toml", moved / "out", resume=True)

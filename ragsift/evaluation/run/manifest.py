@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -144,6 +145,13 @@ def _short(digest: object) -> str:
     return f"{digest[:12]}..." if isinstance(digest, str) else repr(digest)
 
 
+def _beside(path: str, config: str | None) -> str:
+    """``path`` relative to the folder of the config that includes it (as given when it is elsewhere)."""
+    if not config:
+        return path
+    return os.path.relpath(path, os.path.dirname(config)) if os.path.isabs(path) == os.path.isabs(config) else path
+
+
 def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) -> None:
     """Refuse to resume when the config, the input file, the compressors or ``--no-reader`` changed."""
     checks = [
@@ -157,8 +165,10 @@ def check_resume(old: Mapping[str, Any], new: Mapping[str, Any], run_dir: Path) 
         checks.append((sorted(old["config"]["compressors"]), sorted(new["config"]["compressors"]),
                        "the compressors differ (--compressors, CONFIG#LABEL)", None))
     # A file may be included several times (by each compressor that includes it): compare by path.
-    included_before = {i["path"]: i["sha256"] for i in old.get("config", {}).get("includes", [])}
-    included_now = {i["path"]: i["sha256"] for i in new["config"]["includes"]}
+    # ... and relative to the config's folder, so that a checkout moved to another folder or machine resumes
+    included_before = {_beside(i["path"], old.get("config", {}).get("path")): i["sha256"]
+                       for i in old.get("config", {}).get("includes", [])}
+    included_now = {_beside(i["path"], new["config"]["path"]): i["sha256"] for i in new["config"]["includes"]}
     checks.extend((included_before.get(path), sha, "a file the config includes changed", path)
                   for path, sha in included_now.items())
     checks.extend((sha, None, "the config no longer includes a file it included", path)
