@@ -324,12 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
     from ragsift.evaluation.report.command import add_report_command
     from ragsift.evaluation.report.power_command import add_power_command
     from ragsift.evaluation.run.command import add_evaluate_command, add_merge_command
+    from ragsift.evaluation.run.compare_command import add_compare_command
     from ragsift.evaluation.run.tune_command import add_tune_command
     from ragsift.service.command import add_serve_command
     from ragsift.training.command import add_train_command
 
     add_evaluate_command(sub)
     add_merge_command(sub)
+    add_compare_command(sub)
     add_report_command(sub)
     add_power_command(sub)
     add_tune_command(sub)

@@ -32,19 +32,26 @@ from ragsift.evaluation.run.result import RunResult
 from ragsift.evaluation.run.run_summary import summarise
 from ragsift.output_files import describe_os_error, write_text_atomically
 
-__all__ = ["merge_runs"]
+__all__ = ["merge_runs", "read_run", "recorded_config", "write_run"]
 
 
 def _short(value: object) -> str:
     return f"{value[:12]}..." if isinstance(value, str) and len(value) > 16 else repr(value)
 
 
-def _read_shard(run_dir: Path) -> dict[str, Any]:
+def read_run(run_dir: Path) -> dict[str, Any]:
+    """The manifest of the run in ``run_dir``; a missing folder or manifest is a :class:`ConfigError`
+    naming it (``merge`` and ``compare`` read their runs with this)."""
     if not run_dir.is_dir():
         raise ConfigError(f"{run_dir}: no such run directory.")
     manifest = mf.read_manifest(run_dir)
     if manifest is None:
         raise ConfigError(f"{run_dir}: not a ragsift run (no {mf.MANIFEST_NAME}).")
+    return manifest
+
+
+def _read_shard(run_dir: Path) -> dict[str, Any]:
+    manifest = read_run(run_dir)
     shard = (manifest.get("run") or {}).get("shard")
     if not shard:
         raise ConfigError(f"{run_dir}: not a shard (it was run without --shard); merge takes the run directories of "
@@ -99,16 +106,16 @@ def _check_cover(shards: Sequence[tuple[Path, Mapping[str, Any]]]) -> None:
                           f"{', '.join(str(d) for d in owners.values())}); give the run directory of every shard.")
 
 
-def _config(manifest: Mapping[str, Any]) -> RunConfig:
-    """The config the shards ran, as their manifest records it: the include-resolved table (and
+def recorded_config(manifest: Mapping[str, Any]) -> RunConfig:
+    """The config a run ran, as its manifest records it: the include-resolved table (and
     the config file's text, which the merged run directory keeps as config.toml); no file is read."""
     recorded = manifest.get("config") or {}
     text = str(recorded.get("text", ""))
     table = recorded.get("resolved")
     if table is None:  # a manifest written before the resolved config was recorded
         if recorded.get("includes"):
-            raise ConfigError(f"cannot merge: the shards' manifests predate ragsift recording the resolved config, and "
-                              f"their config {recorded.get('path')} includes other files; rerun the shards.")
+            raise ConfigError(f"the run's manifest predates ragsift recording the resolved config, and its config "
+                              f"{recorded.get('path')} includes other files; rerun it.")
         table = tomllib.loads(text)
     source = str(recorded.get("path", ""))
     return RunConfig.from_table(table, source, [(Path(source), text.encode("utf-8"))], recorded.get("overrides") or [])
@@ -171,7 +178,7 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
     _check_same(shards)
     _check_cover(shards)
     first = shards[0][1]
-    plan = plan_run(RunOptions(config=_config(first), out=out, data=first["input"].get("data") or first["input"]["path"],
+    plan = plan_run(RunOptions(config=recorded_config(first), out=out, data=first["input"].get("data") or first["input"]["path"],
                                format=first["input"].get("format"), limit=first["run"].get("limit"),
                                no_reader=bool(first["run"].get("no_reader")), parquet=parquet, argv=argv))
     now_sha = mf.input_record(plan)["sha256"]
@@ -193,6 +200,16 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
          "command_line": m.get("command_line"), "resumed": m.get("resumed", []), "caches": m.get("caches")}
         for d, m in sorted(shards, key=lambda s: s[1]["run"]["shard"]["index"])
     ]
+    return write_run(plan, out, manifest, records, echo=echo)
+
+
+def write_run(plan: RunPlan, out: Path, manifest: dict[str, Any], records: Mapping[str, list[dict[str, Any]]], *,
+              echo: Callable[[str], None] | None = print,
+              table: Callable[[dict[str, Any]], str] | None = suite_table) -> RunResult:
+    """Write a run made of records already made (``merge``, ``compare``) into ``out``, as a run
+    writes its own: the manifest (status running, then complete) and config.toml first, the
+    predictions, the summary (:func:`summarise`) and the report; ``echo`` gets ``table(summary)``
+    (unless ``table`` is None) and where the report is."""
     paths = prediction_paths(out, plan.labels)
     mf.open_run_dir(out, manifest, plan.config.files[0][1])
     try:
@@ -205,8 +222,8 @@ def merge_runs(run_dirs: Sequence[Path], out: Path, *, parquet: bool = False, ar
     manifest.update(status="complete", updated_at=mf.now(), records={k: len(v) for k, v in records.items()},
                     families=plan.families)
     mf.write_manifest(out, manifest)
-    result = RunResult(plan, out, summary, records, manifest)
-    if echo is not None:
-        echo(suite_table(summary))
+    result = RunResult(plan, out, summary, dict(records), manifest)
+    if echo is not None and table is not None:
+        echo(table(summary))
     write_report(out, echo=echo, data=result.report_data())
     return result
