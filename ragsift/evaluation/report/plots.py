@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from ragsift.evaluation.report.plot_labels import Label, Marker, place_labels
+
 __all__ = [
     "TradeoffPoint", "Plot", "Anchor", "PALETTE", "MARKERS", "style_of",
     "pareto_front", "tradeoff_points", "plot_tradeoff", "plot_evidence",
@@ -183,7 +185,8 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
     a dashed step line with its points ringed, reference points are stars with a dotted line at
     their quality, ``anchors`` grey crosses labelled "published: ..." (on the panel whose y axis
     label starts with the anchor's ``panel``). A legend keyed by colour and marker names every
-    compressor; every point is labelled too, no two labels overlapping (:func:`_label_points`).
+    compressor; each point is also labelled beside its marker where a label cannot be mistaken for
+    another marker's (:func:`_label_points`), else named by the legend only.
     ``log_x`` None: logarithmic when the costs span more than 20x."""
     plt = _pyplot()
     keys = list(dict.fromkeys((p.family or p.label) for _, pts in panels for p in pts))
@@ -212,7 +215,7 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
                                  yerr=[[p.y - p.y_low], [p.y_high - p.y]], fmt=marker, color=colour, ecolor=colour,
                                  elinewidth=1, capsize=3, markersize=12 if p.reference else 7, alpha=0.9)
             handles.setdefault(f"{key} (reads gold: upper bound)" if p.reference else
-                               (f"sweep: {key}" if p.family else key), artist)
+                               (_sweep_entry(key, families[key]) if p.family else key), artist)
         front = pareto_front(points)
         if front:
             line = ax.plot([p.x for p in front], [p.y for p in front], "--", drawstyle="steps-post", color="0.25",
@@ -242,90 +245,48 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
     return _save(fig, path, tight=True)
 
 
-#: label offsets tried around a point, in points (1/72 inch) from it: ``dx`` > 0 a label starting
-#: right of it, < 0 ending left of it, 0 centred above or below; nearest first
-_OFFSETS = sorted({(dx, dy) for dx in (6, -6, 16, -16, 30, -30, 50, -50, 0) for dy in range(-120, 121, 5)
-                   if dx or abs(dy) >= 10}, key=lambda o: (math.hypot(o[0], o[1]), -o[0]))
-#: beyond this distance (points) a label gets a thin leader line to its point
-_LEADER_FROM = 12.0
 #: radius (points) kept clear around a marker: plain, reference star, ringed frontier point, anchor cross
 _MARKER_R, _STAR_R, _RING_R, _CROSS_R = 4.5, 7.0, 7.5, 5.0
 
-_Box = tuple[float, float, float, float]
-
-
-def _hits(a: _Box, b: _Box) -> float:
-    """The area two boxes (x0, y0, x1, y1) share; 0 when they do not intersect."""
-    w, h = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
-    return w * h if w > 0 and h > 0 else 0.0
-
 
 def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint], anchors: Sequence[Anchor] = (),
-                  front: Sequence[TradeoffPoint] = ()) -> None:
-    """Name each point (ties merged, :func:`_merge_ties`) and each anchor beside it, so that no
-    two labels overlap and no label covers a marker. The figure's layout must be final: a label's
-    text box is measured with the figure's renderer, then the nearest offset of :data:`_OFFSETS`
-    whose box lies inside the axes and clear of every label placed so far and of every marker is
-    taken (far ones get a leader line); when none is clear inside the axes, the nearest clear one
-    anywhere, else the one with the least overlap (a bounded search: never an endless nudge).
-    Error bars and lines are not obstacles: a label may cross them."""
-    from matplotlib.text import Text
-
-    renderer = fig.canvas.get_renderer()
-    scale = fig.dpi / 72  # points -> pixels
-    frame = ax.get_window_extent(renderer)
-    inside: _Box = (frame.x0, frame.y0, frame.x1, frame.y1)
+                  front: Sequence[TradeoffPoint] = ()) -> list[str]:
+    """Name each point (ties merged, :func:`_merge_ties`) and each anchor beside it, placed by
+    :func:`ragsift.evaluation.report.plot_labels.place_labels` (adjustText, then only labels that
+    cannot be read as another marker's are kept): the frontier's first, then the references, the
+    rest, the anchors. Returns the texts left to the legend. The figure's layout must be final."""
     ringed = {id(p) for p in front}
-    markers: list[_Box] = []
-    for x, y, r in [*((p.x, p.y, _STAR_R if p.reference else _RING_R if id(p) in ringed else _MARKER_R)
-                      for p in points), *((a.x, a.y, _CROSS_R) for a in anchors)]:
-        px, py = ax.transData.transform((x, y))
-        markers.append((px - r * scale, py - r * scale, px + r * scale, py + r * scale))
-    items = [(p.x, p.y, text, 8, "black") for p, text in _merge_ties(ax, points)]
-    items += [(a.x, a.y, f"published: {a.label}", 7, "0.35") for a in anchors]
-    placed: list[_Box] = []
-    for x, y, text, size, colour in items:
-        probe = ax.annotate(text, (x, y), fontsize=size)
-        extent = Text.get_window_extent(probe, renderer)
-        probe.remove()
-        width, height = extent.width + 2, extent.height + 2  # a pixel of air on each side
-        px, py = ax.transData.transform((x, y))
-        least: tuple[float, tuple[int, int]] | None = None
-        clear: tuple[int, int] | None = None  # the nearest offset clear of everything, though outside the axes
-        for dx, dy in _OFFSETS:
-            left = px + dx * scale - (width if dx < 0 else width / 2 if dx == 0 else 0)
-            box = (left, py + dy * scale - height / 2, left + width, py + dy * scale + height / 2)
-            overlap = sum(_hits(box, b) for b in (*placed, *markers))
-            if overlap == 0:
-                if inside[0] <= box[0] and box[2] <= inside[2] and inside[1] <= box[1] and box[3] <= inside[3]:
-                    break
-                clear = clear or (dx, dy)
-            if least is None or overlap < least[0]:
-                least = (overlap, (dx, dy))
-        else:
-            assert least is not None  # _OFFSETS is not empty
-            dx, dy = clear or least[1]
-        left = px + dx * scale - (width if dx < 0 else width / 2 if dx == 0 else 0)
-        placed.append((left, py + dy * scale - height / 2, left + width, py + dy * scale + height / 2))
-        leader = {"arrowstyle": "-", "color": "0.55", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 3}
-        ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=size, color=colour,
-                    ha="right" if dx < 0 else "center" if dx == 0 else "left", va="center", annotation_clip=False,
-                    arrowprops=leader if math.hypot(dx, dy) > _LEADER_FROM else None)
+    markers = [Marker(p.x, p.y, _STAR_R if p.reference else _RING_R if id(p) in ringed else _MARKER_R) for p in points]
+    markers += [Marker(a.x, a.y, _CROSS_R) for a in anchors]
+    index = {id(p): i for i, p in enumerate(points)}
+    labels = [Label(text, tuple(index[id(q)] for q in group)) for group, text in _merge_ties(ax, points)]
+    labels.sort(key=lambda label: (not any(id(points[i]) in ringed for i in label.own),
+                                   not any(points[i].reference for i in label.own)))
+    labels += [Label(f"published: {a.label}", (len(points) + j,), 7, "0.35") for j, a in enumerate(anchors)]
+    return place_labels(fig, ax, markers, labels)
 
 
-def _merge_ties(ax: Any, points: Sequence[TradeoffPoint]) -> list[tuple[TradeoffPoint, str]]:
+def _sweep_entry(family: str, members: Sequence[TradeoffPoint]) -> str:
+    """A sweep's legend entry, naming its points in the order its line joins them (their markers
+    are alike, and a point whose label is left out is found by that order): ``sweep: bm25 (k=2,
+    k=3, k=5, left to right)``."""
+    names = [p.label.removeprefix(f"{family}@") for p in sorted(members, key=lambda p: p.x)]
+    return f"sweep: {family} ({', '.join(names)}, left to right)"
+
+
+def _merge_ties(ax: Any, points: Sequence[TradeoffPoint]) -> list[tuple[list[TradeoffPoint], str]]:
     """Points drawn within 3 pixels of each other get one label, ``a = b``, instead of two labels
     on top of each other; by position."""
-    groups: list[tuple[TradeoffPoint, list[str], tuple[float, float]]] = []
+    groups: list[tuple[list[TradeoffPoint], tuple[float, float]]] = []
     for p in sorted(points, key=lambda p: (p.x, p.y)):
         px, py = ax.transData.transform((p.x, p.y))
-        for _, names, (gx, gy) in groups:
+        for members, (gx, gy) in groups:
             if abs(px - gx) <= 3 and abs(py - gy) <= 3:
-                names.append(p.label)
+                members.append(p)
                 break
         else:
-            groups.append((p, [p.label], (px, py)))
-    return [(p, " = ".join(names)) for p, names, _ in groups]
+            groups.append(([p], (px, py)))
+    return [(members, " = ".join(p.label for p in members)) for members, _ in groups]
 
 
 @_plain_text
