@@ -198,15 +198,18 @@ class RunConfig(BaseModel):
         self.build_dataset()
 
     def resolved(self) -> dict[str, Any]:
-        """The config with every default filled in, as the plugins report it."""
+        """The config with every default filled in, as the plugins report it (built without checking
+        their extras: a config can be shown before they are installed)."""
+        from ragsift.extras import unchecked
+
         out: dict[str, Any] = {"description": self.description}
-        dataset = self.build_dataset()
+        with unchecked():
+            dataset = self.build_dataset()
+            compressors = self.build_compressors()
+            reader = self.build_reader()
         if dataset is not None:
             out["dataset"] = {"name": self.dataset["name"], **dataset.config()}  # type: ignore[index]
-        out["compressors"] = {
-            label: {"name": comp.registered_name, **comp.config()} for label, comp in self.build_compressors().items()
-        }
-        reader = self.build_reader()
+        out["compressors"] = {label: {"name": comp.registered_name, **comp.config()} for label, comp in compressors.items()}
         if reader is not None:
             out["reader"] = {"name": reader.registered_name, **reader.config()}
         if self.evaluation:

@@ -115,6 +115,17 @@ def _check_folder(folder: Path) -> None:
             raise ValueError(f"{path.name} is not a readable safetensors file ({exc})") from None
 
 
+def _check_tokenizer_file(path: Path) -> None:
+    """A tokenizer.json: valid JSON holding a tokenizer ``model`` (what the tokenizers library reads)."""
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"not valid JSON ({exc})") from None
+    if not isinstance(table, dict) or not isinstance(table.get("model"), dict):
+        raise ValueError("not a tokenizer.json file (no 'model' table; a tokenizer saved by the tokenizers library or "
+                         "transformers has one)")
+
+
 def _hub_offline() -> bool:
     return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
                for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
@@ -182,13 +193,15 @@ def check_hub_file(spec: str, location: Any, filename: str) -> Path:
 def check_location(spec: str, location: Any) -> None:
     """Check, without loading weights, that a resolved model (a :class:`ragsift.models.ModelLocation`)
     names something loadable: files exist and are readable in the format their name claims (GGUF
-    header, model folder with valid JSON and safetensors headers; a Hub id is in the local cache
-    when offline). Raises ConfigError naming the model ``spec``."""
+    header, model folder with valid JSON and safetensors headers, tokenizer.json file; a Hub id is
+    in the local cache when offline). Raises ConfigError naming the model ``spec``."""
     try:
         if location.kind == "gguf" and location.file is not None:
             check_gguf_file(location.file)
         elif location.kind == "folder":
             _check_folder(Path(location.path))
+        elif location.kind == "tokenizer":
+            _check_tokenizer_file(Path(location.path))
         else:
             _check_hub(location)
     except OSError as exc:

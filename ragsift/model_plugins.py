@@ -47,8 +47,14 @@ class ModelPlugin(Plugin):
     Mixed in before the stage base: ``class MyScorer(ModelPlugin, Scorer)``."""
 
     needs_model: ClassVar[bool] = True
+    extras: ClassVar[tuple[str, ...]] = ("models",)
     _model: Any = None
     _tokenizer: Any = None
+
+    def required_extras(self) -> tuple[str, ...]:
+        """The model stack (torch, transformers: the 'models' extra), or llama.cpp alone for a
+        Yes/No plugin run with ``backend = "llama-cpp"`` (:mod:`ragsift.lm.backend`)."""
+        return ("llama-cpp",) if getattr(self.params, "backend", None) == "llama-cpp" else type(self).extras
 
     @classmethod
     def from_model(cls, loaded_model: Any, tokenizer: Any, /, **params: Any) -> Self:

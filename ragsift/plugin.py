@@ -146,6 +146,9 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
     #: True when the plugin loads model weights on first use (conformance checks then skip the
     #: parts that need them)
     needs_model: ClassVar[bool] = False
+    #: the extras (pyproject.toml's optional dependencies, :data:`ragsift.extras.EXTRA_MODULES`) this
+    #: plugin needs; the registry checks them when it builds the plugin (see :meth:`required_extras`)
+    extras: ClassVar[tuple[str, ...]] = ()
     #: params the conformance checks build the plugin with when it has required params
     conformance_params: ClassVar[dict[str, Any]] = {}
     #: one line saying what the plugin does (``ragsift plugins``); empty = the first sentence of
@@ -164,6 +167,11 @@ class Plugin(ABC):  # noqa: B024 - stage bases add the abstract methods
         except ValidationError as exc:
             known = sorted(cls.Params.model_fields)
             raise ConfigError(format_validation_error(cls.__name__, exc, known)) from None
+
+    def required_extras(self) -> tuple[str, ...]:
+        """The extras this plugin needs with its params: :attr:`extras`, unless a plugin's params
+        decide (a tokenizer file needs no model stack, a llama.cpp backend needs llama.cpp)."""
+        return type(self).extras
 
     def config(self) -> dict[str, Any]:
         """The params that rebuild this plugin (JSON-compatible)."""

@@ -22,7 +22,8 @@ from typing import Any
 import pluggy
 
 from ragsift import hookspecs
-from ragsift.errors import ConfigError, DuplicatePluginError, UnknownPluginError
+from ragsift.errors import ConfigError, DuplicatePluginError, MissingDependencyError, UnknownPluginError
+from ragsift.extras import check_extras
 from ragsift.plugin import Plugin, merge_spec
 from ragsift.suggestions import did_you_mean
 
@@ -184,10 +185,12 @@ class Registry:
         return self.info(stage, name).cls
 
     def create(self, stage: str, name: str, params: Mapping[str, Any] | None = None) -> Any:
-        """Build a plugin from its name and params (validated by the plugin itself)."""
+        """Build a plugin from its name and params (validated by the plugin itself); an extra it
+        needs that is not installed is an error naming the extra (:mod:`ragsift.extras`)."""
         cls = self.get(stage, name)
         instance = cls(**(params or {}))
         instance.registered_name = name
+        check_extras(instance, f"{stage} '{name}'")
         return instance
 
     def build(self, stage: str, spec: Mapping[str, Any] | None, where: str = "",
@@ -197,7 +200,8 @@ class Registry:
         name, params = split_spec(stage, merge_spec(default, spec), where)
         try:
             return self.create(stage, name, params)
-        except (ConfigError, UnknownPluginError) as exc:  # the file and table that named it (e.g. [compressors.LABEL])
+        # the file and table that named it (e.g. [compressors.LABEL])
+        except (ConfigError, UnknownPluginError, MissingDependencyError) as exc:
             raise type(exc)(f"{where}: {exc}" if where else str(exc)) from None
 
     def all(self) -> dict[str, list[PluginInfo]]:

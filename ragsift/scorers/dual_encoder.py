@@ -206,6 +206,7 @@ class DualEncoderScorer(Scorer):
 
     Params = DualEncoderParams
     needs_model: ClassVar[bool] = True
+    extras: ClassVar[tuple[str, ...]] = ("models",)
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)

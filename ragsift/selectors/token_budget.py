@@ -31,6 +31,11 @@ class TokenCountingSelector(Selector):
 
     _tokenizer: Any = None
 
+    def required_extras(self) -> tuple[str, ...]:
+        from ragsift.models import tokenizer_extras
+
+        return () if self.params.tokenizer == "whitespace" else tokenizer_extras(self.params.tokenizer)
+
     def warm_up(self) -> None:
         if self.params.tokenizer != "whitespace" and self._tokenizer is None:
             from ragsift.models import load_tokenizer

@@ -120,6 +120,8 @@ class Trainer(Plugin):
     """Fits a scorer on a :class:`TrainingJob` and saves it in ``job.output``."""
 
     stage: ClassVar[str] = "trainer"
+    #: every training report computes ROC-AUC (scikit-learn) and draws its figures (matplotlib)
+    extras: ClassVar[tuple[str, ...]] = ("train",)
     #: whether the trainer learns from a labeler's records (``[labeler]`` in the training config)
     uses_labeler: ClassVar[bool] = False
 

@@ -67,6 +67,7 @@ class CrossEncoderTrainer(Trainer):
     """Fine-tunes a cross-encoder (see the module docstring)."""
 
     Params = CrossEncoderTrainerParams
+    extras: ClassVar[tuple[str, ...]] = ("models", "train")
     uses_labeler: ClassVar[bool] = True
 
     def _load(self) -> tuple[Any, Any]:

@@ -158,6 +158,7 @@ class DualEncoderTrainer(Trainer):
     """Trains a linear head on a frozen dual encoder with InfoNCE (see the module docstring)."""
 
     Params = DualEncoderTrainerParams
+    extras: ClassVar[tuple[str, ...]] = ("models", "train")
     uses_labeler: ClassVar[bool] = True
 
     def _base_scorer(self) -> DualEncoderScorer:

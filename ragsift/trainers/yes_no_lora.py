@@ -87,6 +87,7 @@ class YesNoLoraTrainer(Trainer):
     """Trains a LoRA adapter for the ``causal-yes-no`` scorer (see the module docstring)."""
 
     Params = YesNoLoraTrainerParams
+    extras: ClassVar[tuple[str, ...]] = ("models", "train")
     uses_labeler: ClassVar[bool] = True
 
     def train(self, job: TrainingJob) -> TrainingResult:

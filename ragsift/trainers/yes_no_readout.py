@@ -104,6 +104,7 @@ class YesNoReadoutTrainer(Trainer):
     """Fits the readout of a frozen causal LM's Yes/No classifier (see the module docstring)."""
 
     Params = YesNoReadoutTrainerParams
+    extras: ClassVar[tuple[str, ...]] = ("models", "train")
     uses_labeler: ClassVar[bool] = True
 
     def _features(self, job: TrainingJob, engine: YesNoEngine, prompts: list[Any]) -> np.ndarray:

