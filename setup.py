@@ -1,14 +1,25 @@
 """Build hook: ragsift's shipped run configs (``configs/``) and small trained models (``models/``)
 stay at the repository's root, where users and the docs name them, and go into the wheel as
-package data under ``ragsift/_shipped/`` (found by :func:`ragsift.config_files.shipped_roots`).
-Everything else is declared in pyproject.toml."""
+package data under ``ragsift/_shipped/`` (found by :func:`ragsift.config_files.shipped_roots`),
+less the development material of :data:`NOT_SHIPPED`. Everything else is declared in pyproject.toml."""
 
+import shutil
 from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 SHIPPED = ("configs", "models")  # folders of the repository's root copied into the package
+#: development material that stays in the repository (and the sdist) but not in the wheel: the
+#: development and tuning configs (no shipped config includes them), a training recipe its own
+#: description calls not shipped, and the readouts no shipped config reads (configs/dev/ compared them)
+NOT_SHIPPED = (
+    "configs/dev",
+    "configs/tune",
+    "configs/train/bridge-documents-dense.toml",
+    "models/exit-readout-qwen0.5b",
+    "models/exit-readout-qwen0.5b-160",
+)
 
 
 class BuildPyWithShippedData(build_py):
@@ -19,11 +30,19 @@ class BuildPyWithShippedData(build_py):
         if getattr(self, "editable_mode", False):  # an editable install reads them from the source tree
             return
         root = Path(__file__).resolve().parent
+        left_out = {root / path for path in NOT_SHIPPED}
+
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            return {name for name in names if Path(folder, name) in left_out}
+
         for name in SHIPPED:
             if not (root / name).is_dir():
                 raise SystemExit(f"setup.py: {root / name} is missing; the wheel ships it (build from a full checkout "
                                  "or an sdist).")
-            self.copy_tree(str(root / name), str(Path(self.build_lib) / "ragsift" / "_shipped" / name))
+            target = Path(self.build_lib) / "ragsift" / "_shipped" / name
+            if target.exists():  # a build folder left by an earlier build may hold what is no longer shipped
+                shutil.rmtree(target)
+            shutil.copytree(root / name, target, ignore=ignore)
 
 
 setup(cmdclass={"build_py": BuildPyWithShippedData})

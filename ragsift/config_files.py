@@ -6,7 +6,9 @@ with one clear error. Shared by run configs (:mod:`ragsift.config`) and training
 (``models/``). In the source tree they sit beside the package (the repository's root); a built
 wheel holds a copy of both as ``ragsift/_shipped/`` (``setup.py`` copies them at build time), so
 names and paths resolve the same way in a clone, an editable install and an install from the
-index (:func:`shipped_roots`).
+index (:func:`shipped_roots`). The wheel leaves out the development material (``configs/dev``,
+``configs/tune``, an unshipped recipe, unused readouts: ``setup.py``'s ``NOT_SHIPPED``), which no
+shipped config includes.
 
 **Relative paths in a config file** (``include``, ``[dataset] path``, model locations: ``model``,
 ``adapter``, ``readout``, ``head``, ``*_model``; a training config's ``[data]`` files) are read

@@ -1,4 +1,5 @@
-"""Every run config shipped in configs/ (and configs/dev/) validates as `ragsift config validate`
+"""Every run config shipped in configs/ and configs/tuned/ (and the development ones of configs/dev/,
+which stay out of the wheel) validates as `ragsift config validate`
 checks it: its plugins build, its [evaluation] table fits its labels, and every local model file it
 names is there (training configs: tests/training/test_train_configs.py). The configs of the published
 models load them by Hub id: offline, their only problem is that model, named."""
@@ -16,7 +17,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 #: configs that name a model by Hugging Face Hub id (for users who have it)
 HUB_MODELS = {"ecorag.toml", "exit.toml", "llmlingua2.toml", "longllmlingua.toml", "provence.toml",
               "recomp-extractive.toml", "selective-context.toml"}
-SHIPPED = sorted([*CONFIGS.glob("*.toml"), *(CONFIGS / "dev").glob("*.toml")])
+SHIPPED = sorted([*CONFIGS.glob("*.toml"), *(CONFIGS / "tuned").glob("*.toml"), *(CONFIGS / "dev").glob("*.toml")])
 
 
 def test_the_shipped_configs_are_found():

@@ -126,6 +126,44 @@ def test_the_installed_package_is_the_wheel_with_its_shipped_data(installed):
         assert (package / "_shipped" / name).is_file(), name
 
 
+#: checks every shipped run config (configs/*.toml, configs/tuned/*.toml) from the installed package, in
+#: an empty folder: its plugins build, its includes and local model files resolve (a Hub id offline aside)
+VALIDATE_SHIPPED = """
+import json, ragsift.config_files as c
+from ragsift.config import load_config
+from ragsift.evaluation.run.config_check import config_problems
+(root,) = c.shipped_roots()
+paths = sorted([*(root / "configs").glob("*.toml"), *(root / "configs" / "tuned").glob("*.toml")])
+print(json.dumps({p.relative_to(root / "configs").as_posix(): config_problems(load_config(p)) for p in paths}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_the_wheel_ships_no_development_material_and_every_shipped_config_resolves_from_it(installed):
+    from test_shipped_configs import HUB_MODELS
+
+    bin_dir, _, _ = installed
+    package = Path(run(installed, [str(bin_dir / "python"), "-c", "import ragsift; print(ragsift.__file__)"]).strip()).parent
+    (record,) = package.parent.glob("ragsift-*.dist-info/RECORD")
+    files = [line.split(",", 1)[0] for line in record.read_text(encoding="utf-8").splitlines()]
+    shipped = [f.removeprefix("ragsift/_shipped/") for f in files if f.startswith("ragsift/_shipped/")]
+    assert "configs/quickstart.toml" in shipped and "configs/tuned/bridge-order.toml" in shipped
+    assert "models/exit-readout-qwen1.5b-160/readout.safetensors" in shipped
+    for left_out in ("configs/dev/", "configs/tune/", "configs/train/bridge-documents-dense.toml",
+                     "models/exit-readout-qwen0.5b/", "models/exit-readout-qwen0.5b-160/"):
+        assert not [f for f in shipped if f.startswith(left_out)], left_out
+    problems = json.loads(run(installed, [str(bin_dir / "python"), "-c", VALIDATE_SHIPPED]))
+    assert len(problems) == len([f for f in shipped if re.fullmatch(r"configs/(tuned/)?[^/]+\.toml", f)]) > 40
+    for name, found in problems.items():
+        hub = [p for p in found if "a Hugging Face Hub id" in p and "the Hub is offline" in p]
+        # a config that runs on the development pool (a sweep, a tuned config's record of its tuning data)
+        # names that data, which stays in the repository; its compressors resolve from the wheel all the same
+        pool = [p for p in found if "[dataset]: path data/training/hotpotqa-dev-pool.json: no such file" in p]
+        assert [p for p in found if p not in hub and p not in pool] == [], name
+        assert not hub or name in HUB_MODELS, (name, hub)
+
+
 @pytest.mark.slow
 @pytest.mark.integration
 def test_the_readme_library_example_runs_in_the_fresh_environment(installed):
