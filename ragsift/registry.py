@@ -209,11 +209,12 @@ class Registry:
         return {stage: [table[stage][n] for n in sorted(table[stage])] for stage in STAGES}
 
     def describe(self, stages: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
-        """Stage -> its plugins as JSON-ready dicts (name, description, class, source, config fields):
-        ``ragsift plugins --json`` and the service's ``GET /plugins``."""
+        """Stage -> its plugins as JSON-ready dicts (name, description, class, source, config fields,
+        the extras it needs with its default params): ``ragsift plugins --json`` and the service's
+        ``GET /plugins``."""
         table = self.all()
         return {stage: [{"name": p.name, "description": p.description(), "class": p.cls.__qualname__,
-                         "source": p.source, "fields": p.fields()}
+                         "source": p.source, "fields": p.fields(), "extras": list(getattr(p.cls, "extras", ()))}
                         for p in table[stage]] for stage in (stages or list(table))}
 
 

@@ -144,6 +144,8 @@ def test_every_declared_extra_is_an_extra_of_the_package():
     assert set(EXTRA_MODULES) <= extras
     declared = {e for infos in get_registry().all().values() for info in infos for e in getattr(info.cls, "extras", ())}
     assert declared and declared <= set(EXTRA_MODULES)
+    listed = {p["name"]: p["extras"] for p in get_registry().describe(["scorer"])["scorer"]}  # ragsift plugins --json
+    assert listed["dual-encoder"] == ["models"] and listed["bm25"] == []
 
 
 def _which_extras(stage: str, spec: dict[str, object]) -> tuple[str, ...]:

@@ -202,6 +202,8 @@ class PluginOut(BaseModel):
     class_: str = Field(alias="class", serialization_alias="class")
     source: str = Field(description="the package or entry point that registered it")
     fields: dict[str, PluginField] = Field(description="its config params: type, default, whether required")
+    extras: list[str] = Field(default_factory=list, description="the extras of ragsift it needs (pip install "
+                              "'ragsift[EXTRA]'), with its default params")
 
     model_config = ConfigDict(populate_by_name=True)
 

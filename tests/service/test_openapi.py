@@ -89,6 +89,7 @@ def test_health_and_plugins_are_typed_and_answer_their_types() -> None:
     assert HealthOut.model_validate(health).compressor == "bm25"
     bm25 = next(PluginOut.model_validate(p) for p in plugins["scorer"] if p["name"] == "bm25")
     assert bm25.class_ == "BM25Scorer" and "class" in plugins["scorer"][0] and bm25.fields["k1"].default == 1.5
+    assert bm25.extras == [] and next(p for p in plugins["scorer"] if p["name"] == "dual-encoder")["extras"] == ["models"]
 
 
 def test_docs_without_local_assets_says_where_they_come_from(monkeypatch: pytest.MonkeyPatch) -> None:
