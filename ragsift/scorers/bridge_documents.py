@@ -21,18 +21,16 @@ and the boosted tree ensemble as JSON arrays (no pickle).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
 
 from ragsift.errors import ConfigError
 from ragsift.scorers.bridge_features import BridgeContext, BridgeFeatures
 from ragsift.scorers.feature_components import check_model_keys, component_specs
 from ragsift.scorers.json_model import JsonModelParams, JsonModelScorer, read_model_json, write_model_json
-from ragsift.scorers.next_hop import NextHopNamer, name_match
 from ragsift.scorers.tree_ensemble import TreeEnsemble
 from ragsift.types import Example, Sentence
 
@@ -43,26 +41,16 @@ FORMAT = "ragsift-bridge-documents"
 #: 2: components named by feature name (version 1 held plugin specs; refused)
 FORMAT_VERSION = 2
 
-#: (match of every document to the next hop named given the first pick, its weight)
-NextHop = tuple[Callable[[int], np.ndarray], float]
-
-
 def greedy_ranking(features: BridgeFeatures, ensemble: TreeEnsemble, ctx: BridgeContext,
-                   candidates: Sequence[int], after_first: NextHop | None = None) -> tuple[list[int], np.ndarray]:
+                   candidates: Sequence[int]) -> tuple[list[int], np.ndarray]:
     """``candidates`` (document indices) in greedy order, and each one's probability when chosen
-    (the first by the question alone, each next given the ones chosen before it). With
-    ``after_first = (match, weight)``: once the first document is chosen, ``match(first)`` gives
-    every document a number in [0, 1] (how well it is the named next hop), and each later pick's
-    probability becomes ``(1 - weight) * p + weight * match``."""
+    (the first by the question alone, each next given the ones chosen before it)."""
     left = list(candidates)
     order: list[int] = []
     chosen_p: list[float] = []
     second: np.ndarray | None = None
-    boost: np.ndarray | None = None
     while left:
         p = ensemble.probability(features.rows(ctx, left, second))
-        if boost is not None and after_first is not None:
-            p = (1.0 - after_first[1]) * p + after_first[1] * boost[left]
         best = int(np.argmax(p))  # ties: the earlier document
         doc = left.pop(best)
         order.append(doc)
@@ -70,8 +58,6 @@ def greedy_ranking(features: BridgeFeatures, ensemble: TreeEnsemble, ctx: Bridge
         if left:
             hop = features.second_hop(ctx, doc)
             second = hop if second is None else np.maximum(second, hop)
-            if boost is None and after_first is not None:
-                boost = np.asarray(after_first[0](doc), dtype=np.float64)
     return order, np.asarray(chosen_p)
 
 
@@ -115,24 +101,16 @@ class BridgeDocumentModel:
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"{path}: malformed bridge-documents model ({type(exc).__name__}: {exc}).") from None
 
-    def rank(self, example: Example, sentences: Sequence[Sentence],
-             namer: NextHopNamer | None = None, weight: float = 0.0) -> tuple[list[int], np.ndarray]:
+    def rank(self, example: Example, sentences: Sequence[Sentence]) -> tuple[list[int], np.ndarray]:
         """The documents that hold ``sentences``, in greedy order, with their probabilities when
-        chosen; with ``namer``, the later picks mixed with the match to the next hop it names
-        given the first document (:func:`greedy_ranking`)."""
+        chosen (:func:`greedy_ranking`)."""
         ctx = self.features.context(example, sentences)
-        present = sorted({s.doc_index for s in sentences})
-        after_first: NextHop | None = None
-        if namer is not None and weight > 0:
-            after_first = (lambda first: name_match(namer.name(example.question, example.documents[first]), ctx.leads),
-                           weight)
-        return greedy_ranking(self.features, self.ensemble, ctx, present, after_first)
+        return greedy_ranking(self.features, self.ensemble, ctx, sorted({s.doc_index for s in sentences}))
 
-    def score(self, example: Example, sentences: Sequence[Sentence],
-              namer: NextHopNamer | None = None, weight: float = 0.0) -> np.ndarray:
+    def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
-        order, p = self.rank(example, sentences, namer, weight)
+        order, p = self.rank(example, sentences)
         by_doc = dict(zip(order, decreasing(p), strict=True))
         return np.array([by_doc[s.doc_index] for s in sentences], dtype=np.float64)
 
@@ -141,12 +119,6 @@ class BridgeDocumentParams(JsonModelParams):
     #: a model folder written by ``ragsift train`` (or its bridge-documents.json), ``package:PKG/PATH``,
     #: or a Hub id whose repository holds bridge-documents.json
     model: str
-    #: a reader spec (``{name = "llama-cpp", model = ...}``) that names the next document's subject
-    #: from the question and the first document kept (:mod:`ragsift.scorers.next_hop`; its prompt
-    #: unless the spec gives ``system_template`` / ``user_template``); None: the ranker alone
-    next_hop: dict[str, Any] | None = None
-    #: how much the match to that name weighs in every pick after the first
-    next_hop_weight: float = Field(0.3, ge=0.0, le=1.0)
 
 
 class BridgeDocumentScorer(JsonModelScorer):
@@ -157,19 +129,9 @@ class BridgeDocumentScorer(JsonModelScorer):
     model_class = BridgeDocumentModel
     conformance_params = {"model": "models/bridge-documents"}
 
-    def __init__(self, **params: Any) -> None:
-        super().__init__(**params)
-        spec = self.params.next_hop
-        self._namer = None if spec is None else NextHopNamer(spec, type(self).__name__)
-
-    def warm_up(self) -> None:
-        super().warm_up()
-        if self._namer is not None:
-            self._namer.warm_up()
-
     def score(self, example: Example, sentences: Sequence[Sentence]) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
         self.warm_up()
         assert isinstance(self._model, BridgeDocumentModel)
-        return self._model.score(example, sentences, self._namer, self.params.next_hop_weight)
+        return self._model.score(example, sentences)

@@ -1,22 +1,20 @@
 """The two-hop document ranker (``bridge-documents``): its scorer contract, the second hop that
-finds a bridge document through the kept one, titles blanked, its place as a cascade's
-coarse stage, and the next hop named by a reader (``next_hop``)."""
+finds a bridge document through the kept one, titles blanked, and its place as a cascade's
+coarse stage."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-import counting_plugins
 import numpy as np
 import pytest
 
 from ragsift.errors import ConfigError
 from ragsift.metrics.normalize import content_words
-from ragsift.registry import build_plugin, reset_registry
+from ragsift.registry import build_plugin
 from ragsift.scorers.bridge_documents import BridgeDocumentModel, decreasing
 from ragsift.scorers.bridge_features import SECOND_HOP_FEATURES, BridgeFeatures, leading_entity
-from ragsift.scorers.next_hop import NEXT_HOP_USER, name_match
 from ragsift.selectors.documents import document_scores
 from ragsift.splitters.presplit import PresplitSplitter
 from ragsift.testing import presplit_sentences, sample_example
@@ -149,51 +147,3 @@ def test_the_shipped_cascade_keeps_the_ranked_documents_whole():
     assert len(kept_docs) == 3
     for d in kept_docs:  # whole documents
         assert {i for i, s in enumerate(result.sentences) if s.doc_index == d} <= set(result.kept)
-
-
-@dataclass
-class FixedNamer:
-    """Names the same subject whatever it is shown; records what it was shown."""
-
-    named: str
-    shown: list[tuple[str, str]] = field(default_factory=list)
-
-    def name(self, question: str, document: Document) -> str:
-        self.shown.append((question, document.title))
-        return self.named
-
-
-def test_name_match_is_the_word_jaccard_of_the_normalised_name_and_each_lead():
-    got = name_match("The Northvale Academy!", ["northvale academy", "northvale", "quillan", ""])
-    assert list(got) == [1.0, 0.5, 0.0, 0.0]
-    assert list(name_match("", ["northvale"])) == [0.0]
-
-
-def test_the_named_document_is_picked_next_and_only_the_later_picks_change(model):
-    sentences = SPLITTER.split_all(_example().documents)
-    alone, _ = model.rank(_example(), sentences)
-    assert alone[:2] == [1, BRIDGE] and alone.index(5) > 1  # the ranker: the named document, then the bridge
-    namer = FixedNamer("Brambleton")
-    named, _ = model.rank(_example(), sentences, namer, 0.9)
-    assert named[0] == alone[0] and named[1] == 5  # the first pick is the question's; the name moves Brambleton up
-    assert namer.shown == [(QUESTION, "Arthur Quill")]  # asked once, about the first pick
-    assert model.rank(_example(), sentences, FixedNamer("Brambleton"), 0.0)[0] == alone  # weight 0: the ranker alone
-    assert model.rank(_example(), sentences, FixedNamer("Saturn"), 0.9)[0] == alone  # a name no document has: no change
-
-
-def test_the_scorer_asks_its_reader_with_the_first_document_and_keeps_scores_decreasing(model):
-    counting_plugins.install()
-    try:
-        scorer = build_plugin("scorer", {"name": "bridge-documents", "model": MODEL, "next_hop_weight": 0.5,
-                                         "next_hop": {"name": "counting"}})
-        sentences = SPLITTER.split_all(_example().documents)
-        scores = np.asarray(scorer.score(_example(), sentences))
-    finally:
-        reset_registry()
-    # the reader got the question and the first pick as "title: text", under the next-hop prompt
-    assert [(QUESTION, "Arthur Quill: " + DOCS[1][1])] == counting_plugins.READ
-    assert scorer._namer.reader.params.user_template == NEXT_HOP_USER
-    by_doc = {s.doc_index: x for s, x in zip(sentences, scores, strict=True)}
-    order = sorted(by_doc, key=lambda d: -by_doc[d])
-    assert order[:2] == [1, BRIDGE]  # "Academy" (the counting reader's last word) is half of Northvale Academy's name
-    assert np.all(np.diff([by_doc[d] for d in order]) < 0)
