@@ -157,3 +157,66 @@ def test_suite_evidence_writes_a_pooled_and_a_per_dataset_table(tmp_path, monkey
     rows = _table_rows(section, ("bm25",))
     assert rows["bm25"][1] == "2"  # the last table read is b's: 2 questions
     assert section.count("| bm25 | ") == 3  # pooled, a, b
+
+
+def test_verdict_writes_the_looks_the_tables_and_where_the_primary_loses(tmp_path, monkeypatch):
+    """A two-dataset run with a fake reader that answers right exactly when the gold answer is in its
+    context: every question bm25 loses against none is a loss with the answer not kept."""
+    import json
+
+    from openai_fakes import fake_openai_server
+
+    from ragsift.evaluation.run.runner import RunOptions, run_evaluation
+
+    records = json.loads((ROOT / "tests" / "data" / "hotpotqa-train-sf100.json").read_text())[:12]
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(records[:8]))
+    b.write_text(json.dumps(records[8:]))
+    gold = {r["question"]: r["answer"] for r in records}
+
+    def answer(body: dict) -> str:  # type: ignore[type-arg]
+        prompt = " ".join(m["content"] for m in body["messages"])
+        question = next(q for q in gold if q in prompt)
+        context = prompt.replace(question, "")
+        return gold[question] if gold[question].lower() in context.lower() else "unknown"
+
+    with fake_openai_server([200], answer) as server:
+        config = tmp_path / "verdict.toml"
+        config.write_text(f"""
+[compressors.none]
+name = "none"
+[compressors.bm25]
+name = "bm25"
+[compressors.bm25.selector]
+name = "top-k"
+k = 2
+[reader]
+name = "openai"
+base_url = "{server.base_url}"
+model = "fake"
+max_retries = 0
+[evaluation]
+warmup = 0
+bootstrap_samples = 200
+baseline = "none"
+[evaluation.primary]
+compressor = "bm25"
+test = "non-inferiority-then-superiority"
+margin = 3.0
+looks = [0.5, 1.0]
+max_n = 12
+""")
+        run_evaluation(RunOptions(config=config, out=tmp_path / "run", data=f"{a},{b}", progress=False,
+                                  echo=lambda _: None))
+    section = _run_and_read_section("verdict", [str(tmp_path / "run")], tmp_path, monkeypatch)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert section.split("\n\n", 1)[1].startswith(f"**{summary['primary']['verdict']}**")
+    looks = [line for line in section.splitlines() if re.match(r"^\| [12] \| ", line)]
+    assert [line.split("|")[2].strip() for line in looks] == ["6", "12"][: len(looks)] and looks
+    assert "### a (8 questions)" in section and "### b (4 questions)" in section
+    losses = _table_rows(section, ("a", "b", "pooled"))
+    em = {r["id"]: r["metrics"]["em"] for r in map(json.loads, (tmp_path / "run" / "predictions" / "none.jsonl").open())}
+    lost = sum(1 for r in map(json.loads, (tmp_path / "run" / "predictions" / "bm25.jsonl").open())
+               if em[r["id"]] > r["metrics"]["em"])
+    assert losses["pooled"][1] == "12" and losses["pooled"][3] == str(lost) and lost > 0
+    assert losses["pooled"][4] == str(lost) and losses["pooled"][5] == "0"  # the fake reader never misses a kept answer

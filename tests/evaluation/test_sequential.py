@@ -121,3 +121,21 @@ def test_primary_look_decision_of_a_fixed_sequence() -> None:
     futile = PrimaryDesign("c", test="non-inferiority", margin=3.0, looks=tuple(EQUAL4), max_n=400, futility=True)
     stopped = primary_look_decision(futile, [(0.25, paired_t(_differences(-9.0, 100, 3)))])
     assert stopped.stop and stopped.reason == "futility" and stopped.word == "inferior"
+
+
+def test_the_final_look_of_a_non_inferiority_test_says_inferior_only_below_the_margin_at_its_boundary() -> None:
+    """Without futility, no look stops for a loss; at the last look (boundary 1.72 for four equal
+    O'Brien-Fleming looks at one-sided 0.05) a mean of -6 at se 0.3 ((-6 + 3) / 0.3 = -10) is
+    "inferior"; a mean of -3.2 (z = -0.67: the upper bound -3.2 + 1.72 x 0.3 = -2.7 is above -3)
+    stays "inconclusive"; before the last look nothing is called inferior."""
+    design = PrimaryDesign("c", test="non-inferiority-then-superiority", margin=3.0, looks=tuple(EQUAL4), max_n=400)
+
+    def looks(mean: float, upto: int) -> list[tuple[float, object]]:
+        return [(t, paired_t(_differences(mean, int(400 * t), k))) for k, t in enumerate(EQUAL4[:upto])]
+
+    worse = primary_look_decision(design, looks(-6.0, 4))
+    assert worse.stop and worse.reason == "final look" and worse.word == "inferior"
+    assert worse.looks[-1].z <= -worse.looks[-1].boundary
+    assert primary_look_decision(design, looks(-6.0, 3)).word == "inconclusive"  # not yet: no futility declared
+    near = primary_look_decision(design, looks(-3.2, 4))
+    assert near.word == "inconclusive" and -near.looks[-1].boundary < near.looks[-1].z < near.looks[-1].boundary

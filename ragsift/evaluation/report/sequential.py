@@ -293,8 +293,10 @@ def primary_look_decision(design: PrimaryDesign, history: Sequence[tuple[float, 
     - equivalence: one-sided boundaries for both TOST statistics, min((mean + M) / se,
       (M - mean) / se) >= b_k: "equivalent".
 
-    At fraction 1 without a crossing the word is the final one ("non-inferior" for a fixed
-    sequence that showed it earlier, else "inconclusive")."""
+    At fraction 1 without a crossing the word is the final one: "non-inferior" for a fixed
+    sequence that showed it earlier; "inferior" for a non-inferiority test whose last look puts
+    the upper bound (estimate + boundary x se) below -margin (the mirror of the efficacy test at
+    the same boundary: all questions read, so no early stop is implied); else "inconclusive"."""
     if not history:
         raise ValueError("primary_look_decision needs at least one look")
     ts = check_fractions([t for t, _ in history])
@@ -336,4 +338,6 @@ def primary_look_decision(design: PrimaryDesign, history: Sequence[tuple[float, 
             return SequentialDecision(True, crossed, tuple(looks), word)
     final = ts[-1] >= 1.0
     word = "non-inferior" if shown_ni else "inconclusive"
+    if final and not shown_ni and design.test.startswith("non-inferiority") and looks[-1].z <= -looks[-1].boundary:
+        word = "inferior"  # all questions read, and the upper bound at the last boundary is below -margin
     return SequentialDecision(final, "final look" if final else None, tuple(looks), word)
