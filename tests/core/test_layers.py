@@ -15,7 +15,7 @@ ROOT = Path(ragsift.__file__).parent
 LAYERS: list[set[str]] = [
     {"ragsift.errors", "ragsift.types", "ragsift.hookspecs", "ragsift.version", "ragsift.output_files",
      "ragsift.model_check", "ragsift.config_files", "ragsift.cli_types", "ragsift.suggestions", "ragsift.openmp",
-     "ragsift.provenance"},
+     "ragsift.provenance", "ragsift.extras", "ragsift.tokenizer_file"},
     {"ragsift.plugin", "ragsift.model_plugins", "ragsift.models", "ragsift.split_models", "ragsift.disk_cache",
      "ragsift.evidence", "ragsift.lm", "ragsift.remote"},
     {"ragsift.registry"},
