@@ -10,13 +10,12 @@ promise. Prints the Markdown, and with --write replaces BENCHMARKS.md's section.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from markdown_section import write_section
+from markdown_section import run_dir_main
 
 SECTION = "## Evaluation suite: evidence of every compressor on 524 questions (no reader)"
 #: (summary key, column heading, digits)
@@ -77,16 +76,7 @@ def section(run_dir: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--write", nargs="?", type=Path, const=Path(__file__).parents[1] / "BENCHMARKS.md",
-                        help="replace this section of BENCHMARKS.md (or of the file given)")
-    args = parser.parse_args(argv)
-    body = section(args.run_dir)
-    print(body)
-    if args.write:
-        write_section(args.write, SECTION, body)
-    return 0
+    return run_dir_main(argv, __doc__, SECTION, section)
 
 
 if __name__ == "__main__":

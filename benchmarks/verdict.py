@@ -12,14 +12,13 @@ Markdown (and the one-sentence verdict for the README); --write replaces the sec
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from markdown_section import write_section
+from markdown_section import run_dir_main
 
 from ragsift.evaluation.predictions import prediction_path, read_records
 
@@ -174,16 +173,7 @@ def section(run_dir: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--write", nargs="?", type=Path, const=Path(__file__).parents[1] / "BENCHMARKS.md",
-                        help="replace this section of BENCHMARKS.md (or of the file given)")
-    args = parser.parse_args(argv)
-    body = section(args.run_dir)
-    print(body)
-    if args.write:
-        write_section(args.write, SECTION, body)
-    return 0
+    return run_dir_main(argv, __doc__, SECTION, section)
 
 
 if __name__ == "__main__":
