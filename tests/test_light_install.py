@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -185,19 +184,10 @@ def _pip(python: Path, *args: str, timeout: float = 900) -> None:
 def light(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path, dict[str, str]]:
     """(the wheel, the fresh environment's bin folder, an empty working folder, the environment
     variables): the wheel built from a copy of this checkout and installed without extras."""
-    from test_wheel_install import SOURCE
+    from test_wheel_install import build_wheel
 
     root = tmp_path_factory.mktemp("light-wheel")
-    src = root / "src"
-    for name in SOURCE:
-        if (REPO / name).is_dir():
-            shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "cache", "checkpoint"))
-        else:
-            shutil.copy2(REPO / name, src / name)
-    dist = root / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
-                    "-w", str(dist), str(src)], check=True, capture_output=True, timeout=600)
-    (wheel,) = dist.glob("ragsift-*.whl")
+    wheel = build_wheel(root)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"

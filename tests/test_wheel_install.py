@@ -68,10 +68,8 @@ def test_the_licence_is_the_apache_text_the_metadata_names_and_the_readme_instal
     assert extras == named, f"extras without a row: {extras - named}; rows without an extra: {named - extras}"
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
-    """(the fresh environment's bin folder, an empty working folder, the environment variables)."""
-    root = tmp_path_factory.mktemp("wheel")
+def build_wheel(root: Path) -> Path:
+    """The wheel of a copy of this checkout's :data:`SOURCE`, built under ``root`` (offline)."""
     src = root / "src"
     for name in SOURCE:
         if (REPO / name).is_dir():
@@ -82,6 +80,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dic
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
                     "-w", str(dist), str(src)], check=True, capture_output=True, timeout=600)
     (wheel,) = dist.glob("ragsift-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    """(the fresh environment's bin folder, an empty working folder, the environment variables)."""
+    root = tmp_path_factory.mktemp("wheel")
+    wheel = build_wheel(root)
 
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
