@@ -2,9 +2,10 @@
 with one clear error. Shared by run configs (:mod:`ragsift.config`) and training configs
 (:mod:`ragsift.training.config`).
 
-**Shipped data.** ragsift ships its run configs (``configs/``) and its small trained models
-(``models/``). In the source tree they sit beside the package (the repository's root); a built
-wheel holds a copy of both as ``ragsift/_shipped/`` (``setup.py`` copies them at build time), so
+**Shipped data.** ragsift ships its run configs (``configs/``), its small trained models
+(``models/``) and the development pool its tuned configs were tuned on
+(``data/training/hotpotqa-dev-pool.json``). In the source tree they sit beside the package (the
+repository's root); a built wheel holds a copy as ``ragsift/_shipped/`` (``setup.py`` copies them at build time), so
 names and paths resolve the same way in a clone, an editable install and an install from the
 index (:func:`shipped_roots`). The wheel leaves out the development material (``configs/dev``,
 ``configs/tune``, an unshipped recipe, unused readouts: ``setup.py``'s ``NOT_SHIPPED``), which no

@@ -23,8 +23,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-#: what the build needs (setup.py copies configs/ and models/ into the package)
-SOURCE = ("ragsift", "configs", "models", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE")
+#: what the build needs (setup.py copies configs/, models/ and the development pool into the package)
+SOURCE = ("ragsift", "configs", "models", "data/training/hotpotqa-dev-pool.json", "data/training/README.md",
+          "pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE")
 #: the README's CLI lines ("Using it", "Training scorers") run in the fresh environment, verbatim
 CLI_LINES = (
     "ragsift plugins",
@@ -75,6 +76,7 @@ def build_wheel(root: Path) -> Path:
         if (REPO / name).is_dir():
             shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "cache", "checkpoint"))
         else:
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, src / name)
     dist = root / "dist"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
@@ -156,6 +158,9 @@ def test_the_wheel_ships_no_development_material_and_every_shipped_config_resolv
     shipped = [f.removeprefix("ragsift/_shipped/") for f in files if f.startswith("ragsift/_shipped/")]
     assert "configs/quickstart.toml" in shipped and "configs/tuned/bridge-order.toml" in shipped
     assert "models/exit-readout-qwen1.5b-160/readout.safetensors" in shipped
+    # the tuned configs' [dataset] (the development pool they were tuned on) and its attribution
+    assert {"data/training/hotpotqa-dev-pool.json", "data/training/README.md"} <= set(shipped)
+    assert not [f for f in shipped if f.startswith("data/") and "hotpotqa-dev-pool" not in f and "README" not in f]
     for left_out in ("configs/dev/", "configs/tune/", "configs/train/bridge-documents-dense.toml",
                      "models/exit-readout-qwen0.5b/", "models/exit-readout-qwen0.5b-160/"):
         assert not [f for f in shipped if f.startswith(left_out)], left_out
@@ -163,10 +168,7 @@ def test_the_wheel_ships_no_development_material_and_every_shipped_config_resolv
     assert len(problems) == len([f for f in shipped if re.fullmatch(r"configs/(tuned/)?[^/]+\.toml", f)]) > 40
     for name, found in problems.items():
         hub = [p for p in found if "a Hugging Face Hub id" in p and "the Hub is offline" in p]
-        # a config that runs on the development pool (a sweep, a tuned config's record of its tuning data)
-        # names that data, which stays in the repository; its compressors resolve from the wheel all the same
-        pool = [p for p in found if "[dataset]: path data/training/hotpotqa-dev-pool.json: no such file" in p]
-        assert [p for p in found if p not in hub and p not in pool] == [], name
+        assert [p for p in found if p not in hub] == [], name
         assert not hub or name in HUB_MODELS, (name, hub)
 
 
