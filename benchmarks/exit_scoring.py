@@ -38,8 +38,6 @@ from markdown_section import write_section
 
 from ragsift.openmp import prefer_passive_wait
 
-prefer_passive_wait()  # this benchmark owns its process: OMP_WAIT_POLICY=PASSIVE before torch loads, unless set
-
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = "## EXIT scoring"
 
@@ -168,8 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default=str(ROOT / "configs" / "exit-offline.toml"), help="the scorer's config")
     parser.add_argument("--no-authors-call", action="store_true", help="skip the authors-call row (slowest)")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    parser.add_argument("--openmp-default", action="store_true",
+                        help="leave OMP_WAIT_POLICY to the OpenMP runtime (default: PASSIVE unless the environment sets it)")
     parser.add_argument("--write", metavar="FILE", help=f"replace the '{SECTION}' section of FILE with the results")
     args = parser.parse_args(argv)
+    if not args.openmp_default:
+        prefer_passive_wait()  # this benchmark owns its process: OMP_WAIT_POLICY=PASSIVE before torch loads, unless set
+    policy = os.environ.get("OMP_WAIT_POLICY", "the OpenMP runtime's default")
 
     import torch
 
@@ -241,11 +244,13 @@ def main(argv: list[str] | None = None) -> int:
         f" --batch-size {args.batch_size}"
         + (f" --threads {args.threads}" if args.threads else "")
         + (f" --max-sentences {args.max_sentences}" if args.max_sentences else "")
+        + (" --no-authors-call" if args.no_authors_call else "")
+        + (" --openmp-default" if args.openmp_default else "")
         + "`  ",
         f"Model: `{spec['model']}` (SmolLM2-135M-Instruct, fp32, CPU, {torch.get_num_threads()} torch threads), "
         f"template of `{Path(args.config).name}`; {args.examples} HotpotQA examples, {n_sentences} sentences "
         f"(sentencizer); median over {args.repeats} repeat(s) (authors-call: 1 run); torch {torch.__version__}, "
-        f"{os.cpu_count()} CPUs shared with other work (CPU time is the steadier figure).",
+        f"{os.cpu_count()} CPUs shared with other work (CPU time is the steadier figure); OMP_WAIT_POLICY: {policy}.",
         "",
         "| mode | tokens through the model | forward passes | wall time (s) | CPU time (s) | sentences/s (wall) | "
         f"peak {memory_kind} growth (MiB) | max abs score diff vs reference | speed-up vs reference (wall / CPU) |",

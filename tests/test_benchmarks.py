@@ -35,10 +35,12 @@ def _table_rows(section: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
 @pytest.mark.slow
 @pytest.mark.integration
 def test_exit_scoring_benchmark_reports_equal_scores_and_fewer_tokens(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")  # the policy under which it ran is part of the record
     section = _run_and_read_section(
         "exit_scoring", ["--examples", "1", "--max-sentences", "5", "--repeats", "1"], tmp_path, monkeypatch
     )
     assert "--examples 1 --repeats 1 --batch-size 8 --max-sentences 5" in section  # the command to reproduce
+    assert "OMP_WAIT_POLICY: PASSIVE." in section
     rows = _table_rows(section, ("reference", "prefix-shared", "authors-call"))
     assert set(rows) == {"reference", "prefix-shared", "authors-call"}
     tokens = {mode: int(cells[1].replace(",", "")) for mode, cells in rows.items()}
