@@ -200,6 +200,9 @@ def test_unfinished_runs_are_refused_unless_common_questions(runs: dict[str, Pat
     saved = json.loads((tmp_path / "common" / "manifest.json").read_text())
     assert saved["questions"]["count"] == 3 and saved["questions"]["left_out"] == {"none": 2, "bm25": 2, "oracle": 0}
     assert "Paired on the 3 questions every compressor answered" in (tmp_path / "common" / "summary.md").read_text()
+    page = (tmp_path / "common" / "report.html").read_text(encoding="utf-8")
+    assert "the questions every compressor answered (--common-questions): 3 questions; left out: none 2, bm25 2" in page
+    assert "b-paused" in page  # the runs it was made from, relative to it
 
 
 def test_common_questions_pairs_runs_of_other_limits(runs: dict[str, Path], tmp_path: Path) -> None:

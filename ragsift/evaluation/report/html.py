@@ -472,6 +472,12 @@ def _meta(data: RunData) -> tuple[list[tuple[str, str]], list[tuple[str, str, st
                          f"{' (dirty)' if m.get('git', {}).get('dirty') else ''}")]
     if m.get("command_line"):
         rows.append(("command", _command(m["command_line"], data.run_dir)))
+    if m.get("compared_from"):  # a run made by 'ragsift compare'
+        rows.append(("compared from", ", ".join(str(run["run_dir"]) for run in m["compared_from"])))
+        questions = m.get("questions") or {}
+        left_out = questions.get("left_out") or {}
+        rows.append(("paired on", f"{questions.get('paired_on', '?')}: {questions.get('count', '?')} questions"
+                     + ("; left out: " + ", ".join(f"{label} {n}" for label, n in left_out.items()) if left_out else "")))
     return rows, provenance
 
 
