@@ -15,6 +15,7 @@ from openai_fakes import fake_openai_server
 
 from ragsift.datasets import load_examples
 from ragsift.errors import ConfigError
+from ragsift.evaluation.report.formatting import primary_lines
 from ragsift.evaluation.run.looks import look_examples
 from ragsift.evaluation.run.runner import RunOptions, run_evaluation
 
@@ -93,6 +94,12 @@ def test_a_run_pauses_after_a_look_records_it_and_resumes_at_the_next(tmp_path):
         assert manifest["status"] == "paused"
         assert all(len(recs) == 4 for recs in first.records.values())  # 2 of each dataset, every compressor
         assert first["primary"]["sequential"]["looks_done"] == 1
+        for sub in first["datasets"].values():  # each dataset's test is descriptive: the declared one is pooled
+            assert sub["primary"]["scope"] == "dataset" and "sequential" not in sub["primary"]
+        text = (out / "summary.md").read_text(encoding="utf-8")
+        assert text.count("the primary comparison on this dataset alone") == 2
+        one = {**first.summary, "primary": {**first["primary"], "scope": "dataset"}}  # a dataset's line, with a verdict
+        assert primary_lines(one)[0].startswith(f"verdict: at the {first['primary']['n']} questions of this dataset alone, ")
         again = _run(config, out, data, resume=True)
         seq = json.loads((out / "manifest.json").read_text())["sequential"]
         assert json.loads((out / "manifest.json").read_text())["status"] == "complete"

@@ -294,6 +294,10 @@ def primary_lines(summary: Mapping[str, Any]) -> list[str]:
         return [head, f"  {primary['error']}"]
     lines = []
     verdict = primary_verdict_line(summary)
+    if primary.get("scope") == "dataset":  # one dataset of a suite: the declared decision is the pooled one
+        head = (f"the primary comparison on this dataset alone, {primary['compressor']} vs {primary['baseline']} on "
+                f"{label}: descriptive (the declared test is pooled over the suite; no sequential boundary here)")
+        verdict = verdict and f"at the {primary.get('n')} questions of this dataset alone, {verdict}"
     if verdict:
         lines.append(f"verdict: {verdict}")
     lines.append(head)

@@ -452,13 +452,22 @@ def _command(argv: Sequence[str], run_dir: Path) -> str:
     return " ".join(one(a) for a in argv)
 
 
+def _input_line(source: Mapping[str, Any], run_dir: Path, examples: Any) -> str:
+    """The run's data: its file, or a suite's datasets with their files, and the questions read."""
+    parts = source.get("datasets")
+    if not parts:
+        return f"{shown_path(source.get('path', '?'), run_dir)} ({examples} examples)"
+    files = "; ".join(f"{part['name']}: {shown_path(part['path'], run_dir)} ({part['examples']})" for part in parts)
+    return f"a suite of {len(parts)} datasets, {examples} questions read ({files})"
+
+
 def _meta(data: RunData) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
     m, s = data.manifest, data.summary
     reader = _relative_strings(m.get("reader"), data.run_dir)
     config = str(s.get("config", m.get("config", {}).get("path", "")))
     rows = [("run directory", Path(data.run_dir).absolute().name + " (paths below are relative to it)"),
             ("config", shown_path(config, data.run_dir) + " (copied into the run as config.toml)"),
-            ("input", f"{shown_path(m.get('input', {}).get('path', '?'), data.run_dir)} ({s.get('examples', '?')} examples)")]
+            ("input", _input_line(m.get("input") or {}, data.run_dir, s.get("examples", "?")))]
     provenance = []
     if reader:
         provenance.append(("reader", _reader_line(reader), json.dumps(reader, indent=2)))

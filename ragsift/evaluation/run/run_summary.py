@@ -108,6 +108,9 @@ def summarise(plan: RunPlan, run_dir: Path, records: Mapping[str, Sequence[Mappi
                               "datasets": sizes}
         summary["datasets"] = {name: {"examples": size, **_summary(plan, _of_dataset(records, name), None)}
                                for name, size in sizes.items()}
+        for sub in summary["datasets"].values():  # the declared test is the pooled one; each dataset's is descriptive
+            if sub.get("primary"):
+                sub["primary"]["scope"] = "dataset"
     _add_coverage(plan, records, summary)
     if settings.anchors:  # published figures the report's plots overlay ([[evaluation.anchors]])
         summary["anchors"] = [a.model_dump(exclude_none=True) for a in settings.anchors]
