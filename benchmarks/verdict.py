@@ -83,7 +83,7 @@ def losses(run_dir: Path, label: str, baseline: str) -> dict[str, dict[str, int]
 
     ours, theirs = by_id(label), by_id(baseline)
     out: dict[str, dict[str, int]] = {}
-    for qid in sorted(set(ours) & set(theirs)):
+    for qid in [qid for qid in ours if qid in theirs]:  # in the run's order: the datasets as the suite lists them
         mine, other = ours[qid]["metrics"], theirs[qid]["metrics"]
         kept = mine.get("answer_retention", 0.0) > 0
         keys = []
@@ -98,6 +98,8 @@ def losses(run_dir: Path, label: str, baseline: str) -> dict[str, dict[str, int]
             counts["questions"] += 1
             for key in keys:
                 counts[key] = counts.get(key, 0) + 1
+    if "pooled" in out:
+        out["pooled"] = out.pop("pooled")  # after the datasets
     return out
 
 
@@ -158,9 +160,9 @@ def section(run_dir: Path) -> str:
         f"`--resume`), ragsift {manifest.get('ragsift_version')}, git "
         f"{str((manifest.get('git') or {}).get('commit'))[:8]}, {manifest.get('created_at', '')[:16]} to "
         f"{manifest.get('updated_at', '')[:16]} UTC, 2-core CPU machine, the 1.5B reader (llama.cpp, Q4_K_M). "
-        f"{cached} answers came from the shared answer cache (the main job's 2026-12-03 run read the same prompts "
-        "of the first 100 HotpotQA questions); a cached answer reports the reading seconds measured when it was "
-        f"made. Then `python benchmarks/verdict.py {run_dir} --write`.", "",
+        + (f"{cached} answers came from the shared answer cache (a cached answer reports the reading seconds measured "
+           "when it was made). " if cached else "Every answer was read in this run (none from the answer cache). ")
+        + f"Then `python benchmarks/verdict.py {run_dir} --write`.", "",
         "### Looks", "", looks_table(primary), "",
         "### Pooled (every question once; intervals and tests stratified by dataset)", "", table(summary, labels)]
     for name, sub in (summary.get("datasets") or {}).items():

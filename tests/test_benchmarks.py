@@ -222,3 +222,6 @@ max_n = 12
                if em[r["id"]] > r["metrics"]["em"])
     assert losses["pooled"][1] == "12" and losses["pooled"][3] == str(lost) and lost > 0
     assert losses["pooled"][4] == str(lost) and losses["pooled"][5] == "0"  # the fake reader never misses a kept answer
+    order = [line.split("|")[1].strip() for line in section.split("### Where", 1)[1].splitlines() if line.startswith("| ")]
+    assert order[1:] == ["a", "b", "pooled"]  # the datasets in the suite's order, then pooled
+    assert "Every answer was read in this run (none from the answer cache)." in section
