@@ -103,6 +103,7 @@ def test_a_suite_run_has_a_table_per_dataset_and_a_pooled_one(tmp_path):
     assert 'id="datasets"' in html and "part1 (3 questions)" in html
     assert "results-table-2" in html
     assert "a suite of 2 datasets, 6 questions read (part0: " in html and "; part1: " in html  # not the first file alone
+    assert "small hollow markers: the same compressor on each dataset alone" in html  # the plots' per-dataset means
 
 
 def test_a_suite_of_one_dataset_pools_to_the_run_of_that_dataset(tmp_path):

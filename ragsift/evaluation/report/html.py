@@ -123,6 +123,10 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
     if prompt:
         for label, stat in prompt.items():
             summary["compressors"][label]["values"][PROMPT_TOKENS] = stat
+        for sub in (summary.get("datasets") or {}).values():  # a suite: each dataset's, for its markers
+            for comp in sub["compressors"].values():
+                if comp.get("prompt_tokens"):
+                    comp["values"][PROMPT_TOKENS] = comp["prompt_tokens"]
         x_tokens, token_axis, token_what = PROMPT_TOKENS, "reader input tokens per question (prompt, mean)", \
             "reader input tokens"
         token_note = "x: the reader's prompt tokens as the reader reports them (template, question and context)"
@@ -165,7 +169,11 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
                            f"bootstrap intervals of both means; dashed: the Pareto frontier over real compressors (no "
                            f"other is cheaper and better), ringed points lie on it"
                            + (f"; stars with a dotted line: {', '.join(references)}, which read the gold labels "
-                              "(an upper bound, not on the frontier)" if references else "") + f". {extra}."))
+                              "(an upper bound, not on the frontier)" if references else "")
+                           + ("; small hollow markers: the same compressor on each dataset alone (a shape per dataset; "
+                              "the pooled point weighs every question once)" if any(pl.draws_parts(pts) for _, pts in panels)
+                              else "")
+                           + f". {extra}."))
     for i, a in enumerate(published):
         if i not in drawn:
             given = [k for k in ("context_tokens", "prompt_tokens", "total_seconds", "compress_seconds") if k in a]

@@ -15,6 +15,7 @@ intervals computed by :mod:`ragsift.evaluation.report.summary`); nothing is reco
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ from typing import Any, ParamSpec, TypeVar
 from ragsift.evaluation.report.plot_labels import Label, Marker, place_labels
 
 __all__ = [
-    "TradeoffPoint", "Plot", "Anchor", "PALETTE", "MARKERS", "style_of",
+    "TradeoffPoint", "Plot", "Anchor", "PALETTE", "MARKERS", "style_of", "draws_parts",
     "pareto_front", "tradeoff_points", "plot_tradeoff", "plot_evidence",
     "plot_latency_stages", "COMPRESSION_STAGES",
 ]
@@ -49,6 +50,8 @@ class TradeoffPoint:
     family: str | None = None
     #: reads gold labels (an upper bound such as the oracle): drawn as a reference, not on the frontier
     reference: bool = False
+    #: a suite's run: the same compressor on each dataset, ``(dataset, x, y)``, drawn as small hollow markers
+    parts: tuple[tuple[str, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,16 @@ PALETTE = ("#1f5fbf", "#e8730c", "#2e9e44", "#d62728", "#8c4fc4", "#8c5a3c", "#e
            "#5e35b1", "#c2185b")
 #: marker shapes, cycled with a different period from the colours: no two of 20 compressors share both
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "p")
+#: a suite's datasets: small hollow markers of these shapes, in the compressor's colour
+DATASET_MARKERS = ("^", "s", "D", "v", "P", "X", "h")
+#: the most points a panel may have for its datasets' markers to be drawn (beyond, they crowd out the
+#: labels: the evidence suite's 17 compressors x 3 datasets; the per-dataset tables carry them)
+PARTS_UP_TO = 6
+
+
+def draws_parts(points: Sequence[TradeoffPoint]) -> bool:
+    """Whether :func:`plot_tradeoff` draws these points' per-dataset markers."""
+    return any(p.parts for p in points) and len(points) <= PARTS_UP_TO
 
 
 @dataclass(frozen=True)
@@ -98,26 +111,37 @@ def _stat(values: Mapping[str, Any] | None) -> tuple[float, float, float] | None
     return float(values["mean"]), float(values["low"]), float(values["high"])
 
 
+def _xy(comp: Mapping[str, Any], y_key: str, x: str, seconds: bool) -> tuple[tuple[float, float, float], ...] | None:
+    """(x stat, y stat) of one compressor's summary entry, or None when it lacks either."""
+    if x.startswith("latency_ms:"):
+        xs = _stat(comp.get("latency_ms", {}).get(x.split(":", 1)[1]))
+        if xs is not None and seconds:
+            xs = (xs[0] / 1000, xs[1] / 1000, xs[2] / 1000)
+    elif x == "prompt_tokens":
+        xs = _stat(comp.get("prompt_tokens"))
+    else:
+        xs = _stat(comp.get("values", {}).get(x))
+    ys = _stat(comp.get("values", {}).get(y_key))
+    return None if xs is None or ys is None else (xs, ys)
+
+
 def tradeoff_points(summary: Mapping[str, Any], y_key: str, x: str, references: Sequence[str] = (),
                     seconds: bool = False) -> list[TradeoffPoint]:
     """Points of every compressor that has both values: ``y_key`` a metric of the summary;
     ``x`` a metric (``values``), ``prompt_tokens`` or ``latency_ms:<stage>`` (in seconds when
     ``seconds``). A compressor entry's optional ``family`` key groups points (a sweep); labels in
-    ``references`` are reference points (they read gold labels)."""
+    ``references`` are reference points (they read gold labels). A suite's summary (``datasets``)
+    gives each point its ``parts``: the same two means on each dataset that has them."""
     points = []
+    datasets = summary.get("datasets") or {}
     for label, comp in summary["compressors"].items():
-        if x.startswith("latency_ms:"):
-            xs = _stat(comp.get("latency_ms", {}).get(x.split(":", 1)[1]))
-            if xs is not None and seconds:
-                xs = (xs[0] / 1000, xs[1] / 1000, xs[2] / 1000)
-        elif x == "prompt_tokens":
-            xs = _stat(comp.get("prompt_tokens"))
-        else:
-            xs = _stat(comp.get("values", {}).get(x))
-        ys = _stat(comp.get("values", {}).get(y_key))
-        if xs is None or ys is None:
+        xy = _xy(comp, y_key, x, seconds)
+        if xy is None:
             continue
-        points.append(TradeoffPoint(label, *xs, *ys, family=comp.get("family"), reference=label in references))
+        parts = [(name, sub_xy[0][0], sub_xy[1][0]) for name, sub in datasets.items()
+                 if (sub_xy := _xy(sub["compressors"].get(label) or {}, y_key, x, seconds)) is not None]
+        points.append(TradeoffPoint(label, *xy[0], *xy[1], family=comp.get("family"), reference=label in references,
+                                    parts=tuple(parts)))
     return points
 
 
@@ -181,7 +205,9 @@ def _save(fig: Any, path: Path, tight: bool = False) -> Path:
 def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel: str, title: str, path: Path,
                   log_x: bool | None = None, anchors: Sequence[Anchor] = ()) -> Path:
     """One panel per quality metric (``(y axis label, points)``), cost on the x axis: error bars
-    are the intervals, families are joined by lines, the Pareto frontier over real compressors is
+    are the intervals, families are joined by lines, a suite's points have their datasets' means
+    beside them (small hollow markers, a shape per dataset; up to :data:`PARTS_UP_TO` points), the
+    Pareto frontier over real compressors is
     a dashed step line with its points ringed, reference points are stars with a dotted line at
     their quality, ``anchors`` grey crosses labelled "published: ..." (on the panel whose y axis
     label starts with the anchor's ``panel``). A legend keyed by colour and marker names every
@@ -189,6 +215,8 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
     another marker's (:func:`_label_points`), else named by the legend only.
     ``log_x`` None: logarithmic when the costs span more than 20x."""
     plt = _pyplot()
+    from matplotlib.lines import Line2D
+
     keys = list(dict.fromkeys((p.family or p.label) for _, pts in panels for p in pts))
     styles = style_of(keys)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.6 * len(panels) + 2.2, 4.6), squeeze=False, dpi=_DPI)
@@ -216,6 +244,18 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
                                  elinewidth=1, capsize=3, markersize=12 if p.reference else 7, alpha=0.9)
             handles.setdefault(f"{key} (reads gold: upper bound)" if p.reference else
                                (_sweep_entry(key, families[key]) if p.family else key), artist)
+        if not draws_parts(points):
+            points = [dataclasses.replace(p, parts=()) for p in points]
+        shapes = {name: DATASET_MARKERS[i % len(DATASET_MARKERS)]
+                  for i, name in enumerate(dict.fromkeys(name for p in points for name, _, _ in p.parts))}
+        for p in points:  # a suite: where each dataset puts the compressor (the pooled point weighs every question once)
+            for name, x, y in p.parts:
+                ax.scatter([x], [y], marker=shapes[name], s=22, facecolors="none",
+                           edgecolors=styles[p.family or p.label][0], linewidths=1.0, alpha=0.85, zorder=2)
+        for name, shape in shapes.items():
+            if f"on {name} alone (hollow)" not in handles:
+                handles[f"on {name} alone (hollow)"] = Line2D([], [], marker=shape, linestyle="none", markersize=5,
+                                                              markerfacecolor="none", markeredgecolor="0.3")
         front = pareto_front(points)
         if front:
             line = ax.plot([p.x for p in front], [p.y for p in front], "--", drawstyle="steps-post", color="0.25",
@@ -246,7 +286,7 @@ def plot_tradeoff(panels: Sequence[tuple[str, Sequence[TradeoffPoint]]], xlabel:
 
 
 #: radius (points) kept clear around a marker: plain, reference star, ringed frontier point, anchor cross
-_MARKER_R, _STAR_R, _RING_R, _CROSS_R = 4.5, 7.0, 7.5, 5.0
+_MARKER_R, _STAR_R, _RING_R, _CROSS_R, _PART_R = 4.5, 7.0, 7.5, 5.0, 3.0
 
 
 def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint], anchors: Sequence[Anchor] = (),
@@ -258,6 +298,7 @@ def _label_points(fig: Any, ax: Any, points: Sequence[TradeoffPoint], anchors: S
     ringed = {id(p) for p in front}
     markers = [Marker(p.x, p.y, _STAR_R if p.reference else _RING_R if id(p) in ringed else _MARKER_R) for p in points]
     markers += [Marker(a.x, a.y, _CROSS_R) for a in anchors]
+    markers += [Marker(x, y, _PART_R) for p in points for _, x, y in p.parts]  # no label of their own: kept clear
     index = {id(p): i for i, p in enumerate(points)}
     labels = [Label(text, tuple(index[id(q)] for q in group)) for group, text in _merge_ties(ax, points)]
     labels.sort(key=lambda label: (not any(id(points[i]) in ringed for i in label.own),
