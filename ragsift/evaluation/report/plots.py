@@ -111,7 +111,10 @@ def _stat(values: Mapping[str, Any] | None) -> tuple[float, float, float] | None
     return float(values["mean"]), float(values["low"]), float(values["high"])
 
 
-def _xy(comp: Mapping[str, Any], y_key: str, x: str, seconds: bool) -> tuple[tuple[float, float, float], ...] | None:
+_Stat = tuple[float, float, float]  # mean, low, high
+
+
+def _xy(comp: Mapping[str, Any], y_key: str, x: str, seconds: bool) -> tuple[_Stat, _Stat] | None:
     """(x stat, y stat) of one compressor's summary entry, or None when it lacks either."""
     if x.startswith("latency_ms:"):
         xs = _stat(comp.get("latency_ms", {}).get(x.split(":", 1)[1]))
