@@ -60,6 +60,14 @@ def table(summary: Mapping[str, Any], labels: Sequence[str]) -> str:
     return "\n".join([header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|", *rows(summary, labels)])
 
 
+def _crossed(look: Mapping[str, Any]) -> str:
+    """What a look showed: a fixed sequence goes on after non-inferiority (its record's ``crossed`` is
+    set only by a stopping boundary)."""
+    if look.get("crossed"):
+        return str(look["crossed"])
+    return "non-inferiority shown" if look.get("z") is not None and look["z"] >= look["boundary"] else "-"
+
+
 def looks_table(primary: Mapping[str, Any]) -> str:
     looks = (primary.get("sequential") or {}).get("looks") or []
     lines = ["| look | questions | fraction | EM difference | se | one-sided bound | z (non-inferiority) | boundary | "
@@ -70,7 +78,7 @@ def looks_table(primary: Mapping[str, Any]) -> str:
     for k, look in enumerate(looks, start=1):
         lines.append(f"| {k} | {look.get('n')} | {look['fraction']:.3f} | {num(look, 'estimate', '+.2f')} | {num(look, 'se', '.2f')} | "
                      f"{num(look, 'bound', '+.2f')} | {num(look, 'z', '.2f')} | {num(look, 'boundary', '.2f')} | "
-                     f"{num(look, 'z_superiority', '.2f')} | {num(look, 'alpha_spent', '.4f')} | {look.get('crossed') or '-'} |")
+                     f"{num(look, 'z_superiority', '.2f')} | {num(look, 'alpha_spent', '.4f')} | {_crossed(look)} |")
     return "\n".join(lines)
 
 

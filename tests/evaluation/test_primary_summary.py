@@ -95,6 +95,25 @@ def test_sequential_record_sets_the_verdict_and_shows_the_looks() -> None:
     assert "look at 50%: n = 100, z = 1.20, boundary 2.54" in "\n".join(primary_lines(summary))
 
 
+def test_a_look_states_its_boundary_not_the_fixed_n_bound() -> None:
+    """At look 2 of 4 the verdict's 2026-12-06 run had estimate +7.2, se 2.94: the fixed-n bound
+    (+2.4 > 0) reads like superiority, but superiority z 2.43 is below the look's boundary 2.53; the
+    line states the look's statistics and its bound at the boundary (7.2 - 2.53 x 2.94 = -0.2)."""
+    design = PrimaryDesign("bridge-ranked", test="non-inferiority-then-superiority", margin=3.0,
+                           looks=(0.25, 0.5, 0.75, 1.0), max_n=524)
+    look = {"fraction": 0.5, "n": 263, "z": 3.48, "boundary": 2.53, "alpha_spent": 0.0057, "crossed": None,
+            "estimate": 7.2, "se": 2.94, "bound": 7.2 - 2.53 * 2.94, "z_superiority": 2.43}
+    record = {"stop": False, "reason": None, "word": "non-inferior", "looks": [look]}
+    summary = build_summary(_main_job(), OUTPUTS, baseline="none", samples=300, primary=design,
+                            primary_sequential=record)
+    line = primary_verdict_line(summary) or ""
+    assert line.startswith("NON-INFERIOR: bridge-ranked vs none on EM, non-inferiority z = 3.48 >= boundary 2.53 "
+                           "(lower bound at the boundary -0.2 > -3), superiority z = 2.43 < 2.53")
+    assert "95% bound" not in line and "look 1 at 50% of max n, going on" in line
+    assert "look at 50%: n = 263, z = 3.48 (non-inferiority), superiority z = 2.43, boundary 2.53" in \
+        "\n".join(primary_lines(summary))
+
+
 def test_stratified_summary_pools_every_question_once() -> None:
     records = _main_job()
     one = build_summary(records, OUTPUTS, baseline="none", samples=300, seed=4,

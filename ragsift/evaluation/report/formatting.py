@@ -275,12 +275,34 @@ def primary_verdict_line(summary: Mapping[str, Any]) -> str | None:
     looks = seq.get("looks") or []
     if looks:
         last = looks[-1]
+        if test.startswith("non-inferiority") and last.get("bound") is not None:  # the look's boundary, not 1.645
+            detail = _sequential_detail(last, margin, units, test, alpha)
         otherwise = "all looks done" if seq.get("stop") else "going on"
         stop = {"efficacy": "stopped for efficacy", "futility": "stopped for futility"}.get(seq.get("reason") or "",
                                                                                           otherwise)
         detail += f"; look {len(looks)} at {last['fraction']:.0%} of max n, {stop}"
     tail = ", ".join(x for x in (method, f"n = {n}" if n is not None else "") if x)
     return f"{word.upper()}: {who}, {detail}" + (f"; {tail}" if tail else "")
+
+
+def _sequential_detail(look: Mapping[str, Any], margin: float, units: str, test: str, alpha: float) -> str:
+    """A look's non-inferiority (and superiority) statistics against its boundary: with looks, the
+    fixed-n one-sided bound would overstate what the run has shown."""
+    b = look["boundary"]
+    detail = (f"non-inferiority z = {look['z']:.2f} {'>=' if look['z'] >= b else '<'} boundary {b:.2f} "
+              f"(lower bound at the boundary {look['bound']:+.1f} {'>' if look['bound'] > -margin else 'not >'} "
+              f"-{margin:g})")
+    if look.get("z_superiority") is not None:
+        zs = look["z_superiority"]
+        detail += f", superiority z = {zs:.2f} {'>=' if zs >= b else '<'} {b:.2f}"
+    return detail + f" (margin {margin:g} {units}, {test} at one-sided alpha {alpha:g})"
+
+
+def _look_line(look: Mapping[str, Any]) -> str:
+    crossed = f", crossed ({look['crossed']})" if look.get("crossed") else ""
+    n_text = f"n = {look['n']}, " if look.get("n") is not None else ""
+    sup = f" (non-inferiority), superiority z = {look['z_superiority']:.2f}" if look.get("z_superiority") is not None else ""
+    return f"  look at {look['fraction']:.0%}: {n_text}z = {look['z']:.2f}{sup}, boundary {look['boundary']:.2f}{crossed}"
 
 
 def primary_lines(summary: Mapping[str, Any]) -> list[str]:
@@ -296,8 +318,8 @@ def primary_lines(summary: Mapping[str, Any]) -> list[str]:
     verdict = primary_verdict_line(summary)
     if primary.get("scope") == "dataset":  # one dataset of a suite: the declared decision is the pooled one
         head = (f"the primary comparison on this dataset alone, {primary['compressor']} vs {primary['baseline']} on "
-                f"{label}: descriptive (the declared test is pooled over the suite; no sequential boundary here)")
-        verdict = verdict and f"at the {primary.get('n')} questions of this dataset alone, {verdict}"
+                f"{label}: descriptive, no verdict (the declared test is pooled over the suite)")
+        verdict = None
     if verdict:
         lines.append(f"verdict: {verdict}")
     lines.append(head)
@@ -312,11 +334,7 @@ def primary_lines(summary: Mapping[str, Any]) -> list[str]:
     lines.append(f"  {primary['mean_difference']:+.1f} {_unit_words(primary)} [{primary['low']:+.1f}, {primary['high']:+.1f}] "
                  f"({conf}% paired bootstrap), {format_p(primary['p_value'])} ({'exact ' if primary['exact'] else ''}sign-flip, "
                  f"n = {primary['n']}, no family correction): {below} {level}{seen}")
-    for look in (primary.get("sequential") or {}).get("looks") or []:
-        crossed = f", crossed ({look['crossed']})" if look.get("crossed") else ""
-        n_text = f"n = {look['n']}, " if look.get("n") is not None else ""
-        lines.append(f"  look at {look['fraction']:.0%}: {n_text}z = {look['z']:.2f}, boundary {look['boundary']:.2f}"
-                     f"{crossed}")
+    lines += [_look_line(look) for look in (primary.get("sequential") or {}).get("looks") or []]
     chosen = primary.get("chosen") or {}
     if chosen:
         lines.append(f"  chosen: {chosen_text(chosen)}")
