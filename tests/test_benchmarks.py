@@ -225,3 +225,6 @@ max_n = 12
     order = [line.split("|")[1].strip() for line in section.split("### Where", 1)[1].splitlines() if line.startswith("| ")]
     assert order[1:] == ["a", "b", "pooled"]  # the datasets in the suite's order, then pooled
     assert "Every answer was read in this run (none from the answer cache)." in section
+    comps = summary["compressors"]
+    share = comps["bm25"]["prompt_tokens"]["mean"] / comps["none"]["prompt_tokens"]["mean"]
+    assert f"bm25 uses {share:.0%} of none's prompt tokens" in section  # issue 49's bars, from this run
