@@ -70,7 +70,7 @@ def _crossed(look: Mapping[str, Any]) -> str:
 
 def looks_table(primary: Mapping[str, Any]) -> str:
     looks = (primary.get("sequential") or {}).get("looks") or []
-    lines = ["| look | questions | fraction | EM difference | se | one-sided bound | z (non-inferiority) | boundary | "
+    lines = ["| look | questions | fraction | EM difference | se | lower bound at the boundary (difference - boundary x se) | z (non-inferiority) | boundary | "
              "z (superiority) | alpha spent | crossed |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     def num(look: Mapping[str, Any], key: str, fmt: str) -> str:
         return "-" if look.get(key) is None else format(look[key], fmt)
@@ -132,7 +132,10 @@ def headline(summary: Mapping[str, Any]) -> str:
              / (none.get("prompt_tokens") or {}).get("mean", float("nan")))
     time = (comp.get("latency_ms", {}).get("total", {}).get("mean", float("nan"))
             / none.get("latency_ms", {}).get("total", {}).get("mean", float("nan")))
-    state = "final" if not seq or seq.get("stop") else f"after look {done} of {len(seq.get('planned') or [])}"
+    planned = len(seq.get("planned") or [])
+    state = ("final" if not seq else f"stopped for {seq['reason']} at look {done} of {planned}"
+             if seq.get("reason") in ("efficacy", "futility") else "final" if seq.get("stop")
+             else f"after look {done} of {planned}")
     last = (seq.get("looks") or [{}])[-1]
     if last.get("z_superiority") is not None:
         state += (f"; at look {done}, superiority z = {last['z_superiority']:.2f} and non-inferiority z = "
@@ -140,7 +143,7 @@ def headline(summary: Mapping[str, Any]) -> str:
     return (f"**{p.get('verdict', '?')}** ({state}): {label} against reading every document ({base}) on "
             f"{summary.get('examples')} evaluation questions of {len(summary.get('datasets') or {}) or 1} dataset(s), "
             f"EM {diff.get('mean_difference', float('nan')):+.1f} points [{diff.get('low', float('nan')):+.1f}, "
-            f"{diff.get('high', float('nan')):+.1f}], at {share:.0%} of the prompt tokens and {time:.0%} of the "
+            f"{diff.get('high', float('nan')):+.1f}] (95% paired bootstrap, not widened for the looks), at {share:.0%} of the prompt tokens and {time:.0%} of the "
             f"end-to-end time (margin {p.get('margin')} EM points, one-sided alpha {p.get('alpha')}).")
 
 
