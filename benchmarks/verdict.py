@@ -70,8 +70,9 @@ def _crossed(look: Mapping[str, Any]) -> str:
 
 def looks_table(primary: Mapping[str, Any]) -> str:
     looks = (primary.get("sequential") or {}).get("looks") or []
-    lines = ["| look | questions | fraction | EM difference | se | lower bound at the boundary (difference - boundary x se) | z (non-inferiority) | boundary | "
-             "z (superiority) | alpha spent | crossed |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| look | questions | fraction | EM difference | se | lower bound at the boundary (difference - boundary x se) | "
+             "z (non-inferiority) | boundary | z (superiority) | alpha spent | crossed |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     def num(look: Mapping[str, Any], key: str, fmt: str) -> str:
         return "-" if look.get(key) is None else format(look[key], fmt)
 
@@ -143,8 +144,9 @@ def headline(summary: Mapping[str, Any]) -> str:
     return (f"**{p.get('verdict', '?')}** ({state}): {label} against reading every document ({base}) on "
             f"{summary.get('examples')} evaluation questions of {len(summary.get('datasets') or {}) or 1} dataset(s), "
             f"EM {diff.get('mean_difference', float('nan')):+.1f} points [{diff.get('low', float('nan')):+.1f}, "
-            f"{diff.get('high', float('nan')):+.1f}] (95% paired bootstrap, not widened for the looks), at {share:.0%} of the prompt tokens and {time:.0%} of the "
-            f"end-to-end time (margin {p.get('margin')} EM points, one-sided alpha {p.get('alpha')}).")
+            f"{diff.get('high', float('nan')):+.1f}] (95% paired bootstrap, not widened for the looks), at {share:.0%} "
+            f"of the prompt tokens and {time:.0%} of the end-to-end time (margin {p.get('margin')} EM points, "
+            f"one-sided alpha {p.get('alpha')}).")
 
 
 def bars(summary: Mapping[str, Any], label: str, base: str) -> str:
