@@ -121,6 +121,16 @@ def losses_table(counts: Mapping[str, Mapping[str, int]]) -> str:
     return "\n".join(lines)
 
 
+def _shares(summary: Mapping[str, Any], label: str | None, base: str | None) -> tuple[float, float]:
+    """``label``'s mean prompt tokens and mean end-to-end seconds as shares of ``base``'s (nan where missing)."""
+    comp, none = summary["compressors"].get(label, {}), summary["compressors"].get(base, {})
+    tokens = ((comp.get("prompt_tokens") or {}).get("mean", float("nan"))
+              / (none.get("prompt_tokens") or {}).get("mean", float("nan")))
+    time = (comp.get("latency_ms", {}).get("total", {}).get("mean", float("nan"))
+            / none.get("latency_ms", {}).get("total", {}).get("mean", float("nan")))
+    return tokens, time
+
+
 def headline(summary: Mapping[str, Any]) -> str:
     """The verdict in one sentence, as the README opens with it."""
     p = summary.get("primary") or {}
@@ -128,11 +138,7 @@ def headline(summary: Mapping[str, Any]) -> str:
     seq = p.get("sequential") or {}
     done = len(seq.get("looks") or [])
     diff = (summary.get("comparisons") or {}).get(label, {}).get("em") or {}
-    comp, none = summary["compressors"].get(label, {}), summary["compressors"].get(base, {})
-    share = ((comp.get("prompt_tokens") or {}).get("mean", float("nan"))
-             / (none.get("prompt_tokens") or {}).get("mean", float("nan")))
-    time = (comp.get("latency_ms", {}).get("total", {}).get("mean", float("nan"))
-            / none.get("latency_ms", {}).get("total", {}).get("mean", float("nan")))
+    share, time = _shares(summary, label, base)
     planned = len(seq.get("planned") or [])
     state = ("final" if not seq else f"stopped for {seq['reason']} at look {done} of {planned}"
              if seq.get("reason") in ("efficacy", "futility") else "final" if seq.get("stop")
@@ -152,8 +158,7 @@ def headline(summary: Mapping[str, Any]) -> str:
 def bars(summary: Mapping[str, Any], label: str, base: str) -> str:
     """Issue 49's two bars, measured in this run, and what the end-to-end seconds were measured under."""
     comp, none = summary["compressors"][label], summary["compressors"][base]
-    tokens = comp["prompt_tokens"]["mean"] / none["prompt_tokens"]["mean"]
-    time = comp["latency_ms"]["total"]["mean"] / none["latency_ms"]["total"]["mean"]
+    tokens, time = _shares(summary, label, base)
     return (f"Issue 49's bars, measured in this run: {label} uses {tokens:.0%} of {base}'s prompt tokens "
             f"({comp['prompt_tokens']['mean']:,.0f} vs {none['prompt_tokens']['mean']:,.0f}): "
             f"{'within' if tokens <= 0.35 else 'above'} the bar of 35%"

@@ -251,6 +251,8 @@ def primary_verdict_line(summary: Mapping[str, Any]) -> str | None:
     who = f"{primary['compressor']} vs {primary['baseline']} on {primary.get('metric_label') or 'EM'}"
     n = primary.get("n")
     method = decision.get("method", "")
+    seq = primary.get("sequential") or {}
+    looks = seq.get("looks") or []
     if test == "superiority":
         conf = int(round(primary["confidence"] * 100))
         detail = (f"{primary['mean_difference']:+.1f} {units} [{primary['low']:+.1f}, {primary['high']:+.1f}] "
@@ -264,6 +266,8 @@ def primary_verdict_line(summary: Mapping[str, Any]) -> str | None:
             where = "inside" if word == "equivalent" else "not inside"
             detail = (f"{both}% interval [{low:+.1f}, {high:+.1f}] {where} (-{margin:g}, +{margin:g}) "
                       f"(TOST at alpha {alpha:g} each)")
+        elif test.startswith("non-inferiority") and looks and looks[-1].get("bound") is not None:
+            detail = _sequential_statistics(looks[-1], margin)  # the look's boundary, not the fixed-n 1.645
         elif word == "inferior":
             detail = (f"upper {one_sided}% bound {high:+.1f} < -{margin:g}")
         else:
@@ -271,12 +275,8 @@ def primary_verdict_line(summary: Mapping[str, Any]) -> str | None:
             detail = f"lower {one_sided}% bound {low:+.1f} {relation}"
         detail += f" (margin {margin:g} {units}, {test} at one-sided alpha {alpha:g})" if test != "equivalence" else \
             f" (margin {margin:g} {units})"
-    seq = primary.get("sequential") or {}
-    looks = seq.get("looks") or []
     if looks:
         last = looks[-1]
-        if test.startswith("non-inferiority") and last.get("bound") is not None:  # the look's boundary, not 1.645
-            detail = _sequential_detail(last, margin, units, test, alpha)
         otherwise = "all looks done" if seq.get("stop") else "going on"
         stop = {"efficacy": "stopped for efficacy", "futility": "stopped for futility"}.get(seq.get("reason") or "",
                                                                                           otherwise)
@@ -285,7 +285,7 @@ def primary_verdict_line(summary: Mapping[str, Any]) -> str | None:
     return f"{word.upper()}: {who}, {detail}" + (f"; {tail}" if tail else "")
 
 
-def _sequential_detail(look: Mapping[str, Any], margin: float, units: str, test: str, alpha: float) -> str:
+def _sequential_statistics(look: Mapping[str, Any], margin: float) -> str:
     """A look's non-inferiority (and superiority) statistics against its boundary: with looks, the
     fixed-n one-sided bound would overstate what the run has shown."""
     b = look["boundary"]
@@ -295,7 +295,7 @@ def _sequential_detail(look: Mapping[str, Any], margin: float, units: str, test:
     if look.get("z_superiority") is not None:
         zs = look["z_superiority"]
         detail += f", superiority z = {zs:.2f} {'>=' if zs >= b else '<'} {b:.2f}"
-    return detail + f" (margin {margin:g} {units}, {test} at one-sided alpha {alpha:g})"
+    return detail
 
 
 def _look_line(look: Mapping[str, Any]) -> str:
@@ -315,11 +315,12 @@ def primary_lines(summary: Mapping[str, Any]) -> list[str]:
     if "error" in primary:
         return [head, f"  {primary['error']}"]
     lines = []
-    verdict = primary_verdict_line(summary)
+    verdict = None
     if primary.get("scope") == "dataset":  # one dataset of a suite: the declared decision is the pooled one
         head = (f"the primary comparison on this dataset alone, {primary['compressor']} vs {primary['baseline']} on "
                 f"{label}: descriptive, no verdict (the declared test is pooled over the suite)")
-        verdict = None
+    else:
+        verdict = primary_verdict_line(summary)
     if verdict:
         lines.append(f"verdict: {verdict}")
     lines.append(head)

@@ -85,6 +85,23 @@ def _prompt_tokens(data: RunData) -> dict[str, dict[str, float]] | None:
     return out or None
 
 
+def _plot_summary(data: RunData) -> tuple[dict[str, Any], bool]:
+    """A copy of the run's summary whose compressors, and a suite's datasets' compressors, carry the
+    reader's mean prompt tokens as the value ``PROMPT_TOKENS`` (the trade-off plots' x), and whether
+    they do (a reader run whose every compressor has them)."""
+    summary = json.loads(json.dumps(data.summary))
+    prompt = _prompt_tokens(data) if data.has_reader else None
+    if not prompt:
+        return summary, False
+    for label, stat in prompt.items():
+        summary["compressors"][label]["values"][PROMPT_TOKENS] = stat
+    for sub in (summary.get("datasets") or {}).values():  # a suite: each dataset's, for its markers
+        for comp in sub["compressors"].values():
+            if comp.get("prompt_tokens"):
+                comp["values"][PROMPT_TOKENS] = comp["prompt_tokens"]
+    return summary, True
+
+
 def _names(spec: Any) -> set[str]:
     """Every plugin ``name`` inside a resolved compressor spec (its scorer, selector, stages...)."""
     if isinstance(spec, Mapping):
@@ -111,7 +128,7 @@ def _quality_keys(data: RunData) -> list[str]:
 
 def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
     """Write the PNGs; returns them and notes on plots that could not be drawn."""
-    summary = json.loads(json.dumps(data.summary))  # a copy the prompt-token stats may join
+    summary, prompt = _plot_summary(data)
     references = gold_readers(data)
     plots_dir = data.run_dir / PLOTS_DIR
     meta = summary["metrics"]
@@ -119,14 +136,7 @@ def _make_plots(data: RunData) -> tuple[list[pl.Plot], list[str]]:
     names = " / ".join(meta[k]["label"] for k in keys)
     notes: list[str] = []
     conf = f"{summary.get('confidence', 0.95):.0%}"
-    prompt = _prompt_tokens(data) if data.has_reader else None
     if prompt:
-        for label, stat in prompt.items():
-            summary["compressors"][label]["values"][PROMPT_TOKENS] = stat
-        for sub in (summary.get("datasets") or {}).values():  # a suite: each dataset's, for its markers
-            for comp in sub["compressors"].values():
-                if comp.get("prompt_tokens"):
-                    comp["values"][PROMPT_TOKENS] = comp["prompt_tokens"]
         x_tokens, token_axis, token_what = PROMPT_TOKENS, "reader input tokens per question (prompt, mean)", \
             "reader input tokens"
         token_note = "x: the reader's prompt tokens as the reader reports them (template, question and context)"
@@ -200,10 +210,7 @@ def _frontiers(data: RunData) -> list[tuple[str, list[str]]]:
     keys = _quality_keys(data)
     if not keys:
         return []
-    summary = json.loads(json.dumps(data.summary))
-    prompt = _prompt_tokens(data) if data.has_reader else None
-    for label, stat in (prompt or {}).items():
-        summary["compressors"][label]["values"][PROMPT_TOKENS] = stat
+    summary, prompt = _plot_summary(data)
     x_tokens = PROMPT_TOKENS if prompt else "compressed_tokens"
     stage = "total" if data.has_reader else "compress"
     quality = summary["metrics"][keys[0]]["label"]
